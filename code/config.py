@@ -1,0 +1,134 @@
+"""Settings for the chat loop: which models to call and how to score, from the environment.
+
+With nothing set, everything runs offline: a local chat model and a local embedding
+model (see local_models.py) that need no network, no key and no download. Set a
+variable (in the shell or in a `.env` file at the repository root; see `.env.example`)
+to switch to any model litellm knows.
+
+    variable                  default                    meaning
+    MEMORY_LAB_CHAT_MODEL     memorylab/offline-chat     any litellm chat model, e.g.
+                                                         gpt-4o-mini, ollama/llama3.2
+    MEMORY_LAB_EMBED_MODEL    memorylab/hashed-bow-384   any litellm embedding model, e.g.
+                                                         text-embedding-3-small,
+                                                         ollama/nomic-embed-text
+    MEMORY_LAB_API_BASE       (unset)                    server URL for both, e.g. http://localhost:11434
+    MEMORY_LAB_TOP_K          3                          memories recalled per message
+    MEMORY_LAB_WEIGHTS        1.0,1.0,1.0                relevance, recency, importance weights
+    MEMORY_LAB_DECAY_RATE     0.995                      recency kept per hour, in (0, 1]
+    MEMORY_LAB_IMPORTANCE     5                          importance (1-10) of written-back turns
+    MEMORY_LAB_TIMEOUT        60                         seconds to wait for a real model
+    MEMORY_LAB_ENV_FILE       <repository>/.env          the .env file to read; empty: none
+
+API keys are read by litellm itself under the provider's usual name (OPENAI_API_KEY,
+GROQ_API_KEY, ...), from the environment or the same `.env` file.
+
+Deliberately left out: anything about *how* to score (scoring.py) or call models
+(local_models.py); this module only reads and validates values.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+OFFLINE_CHAT_MODEL = "memorylab/offline-chat"
+OFFLINE_EMBED_MODEL = "memorylab/hashed-bow-384"
+DEFAULT_ENV_FILE = Path(__file__).resolve().parent.parent / ".env"
+
+PREFIX = "MEMORY_LAB_"
+DEFAULTS = {
+    "CHAT_MODEL": OFFLINE_CHAT_MODEL,
+    "EMBED_MODEL": OFFLINE_EMBED_MODEL,
+    "API_BASE": "",
+    "TOP_K": "3",
+    "WEIGHTS": "1.0,1.0,1.0",
+    "DECAY_RATE": "0.995",
+    "IMPORTANCE": "5",
+    "TIMEOUT": "60",
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    chat_model: str = OFFLINE_CHAT_MODEL
+    embed_model: str = OFFLINE_EMBED_MODEL
+    api_base: str | None = None
+    top_k: int = 3
+    weights: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    decay_rate: float = 0.995
+    importance: float = 5
+    timeout: float = 60.0
+
+    @property
+    def offline(self) -> bool:
+        """True when neither model needs a network or a key."""
+        return self.chat_model.startswith("memorylab/") and self.embed_model.startswith(
+            "memorylab/"
+        )
+
+
+def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
+    """Read Settings from `environ` (default: os.environ after loading the .env file).
+
+    Passing a mapping reads only that mapping, which is how tests stay independent of
+    the machine: load_settings({"MEMORY_LAB_TOP_K": "5"}).top_k -> 5
+    """
+    if environ is None:
+        _load_env_file()
+        environ = os.environ
+    raw = {key: environ.get(PREFIX + key, default).strip() for key, default in DEFAULTS.items()}
+    return Settings(
+        chat_model=_model(raw["CHAT_MODEL"], "CHAT_MODEL"),
+        embed_model=_model(raw["EMBED_MODEL"], "EMBED_MODEL"),
+        api_base=raw["API_BASE"] or None,
+        top_k=_positive_int(raw["TOP_K"], "TOP_K"),
+        weights=_weights(raw["WEIGHTS"]),
+        decay_rate=_number(raw["DECAY_RATE"], "DECAY_RATE", low=0.0, high=1.0, low_open=True),
+        importance=_number(raw["IMPORTANCE"], "IMPORTANCE", low=1.0, high=10.0),
+        timeout=_number(raw["TIMEOUT"], "TIMEOUT", low=0.0, high=float("inf"), low_open=True),
+    )
+
+
+def _load_env_file() -> None:
+    path = os.environ.get(PREFIX + "ENV_FILE", str(DEFAULT_ENV_FILE))
+    if path and Path(path).is_file():
+        from dotenv import load_dotenv  # imported here: only needed when a .env exists
+
+        load_dotenv(path, override=False)  # the real environment wins over the file
+
+
+def _model(value: str, key: str) -> str:
+    if not value:
+        raise ValueError(f"{PREFIX}{key} must name a model, got an empty string")
+    return value
+
+
+def _number(value: str, key: str, low: float, high: float, low_open: bool = False) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise ValueError(f"{PREFIX}{key} must be a number, got {value!r}") from None
+    too_low = number <= low if low_open else number < low
+    if number != number or too_low or number > high:  # number != number: NaN
+        bracket = "(" if low_open else "["
+        raise ValueError(f"{PREFIX}{key} must be in {bracket}{low:g}, {high:g}], got {value!r}")
+    return number
+
+
+def _positive_int(value: str, key: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"{PREFIX}{key} must be a whole number >= 1, got {value!r}")
+    return int(value)
+
+
+def _weights(value: str) -> tuple[float, float, float]:
+    parts = [p.strip() for p in value.split(",")]
+    if len(parts) != 3:
+        raise ValueError(
+            f"{PREFIX}WEIGHTS must be three comma-separated numbers "
+            f"(relevance,recency,importance), got {value!r}"
+        )
+    names = ("WEIGHTS relevance", "WEIGHTS recency", "WEIGHTS importance")
+    return tuple(_number(p, name, low=0.0, high=float("inf")) for p, name in zip(parts, names))  # type: ignore[return-value]

@@ -1,0 +1,208 @@
+"""Calling models through litellm, and the offline models that stand in for real ones.
+
+Every chat and embedding call in the lab goes through litellm, so the code path is the
+same offline and online. Offline, the models are two small local functions registered
+with litellm as the custom provider "memorylab":
+
+    memorylab/offline-chat      a rule-based assistant that answers *only* from the
+                                memories injected into its prompt, so you can see exactly
+                                what retrieval gave it. It cannot reason; it can show.
+    memorylab/hashed-bow-384    a bag-of-words embedding (see embedding_helpers.py).
+
+litellm is imported lazily, on the first model call, with its model cost map read from
+the installed package (LITELLM_LOCAL_MODEL_COST_MAP) so that importing it never touches
+the network. It takes a few seconds, which is why scoring and retrieval never import it.
+
+Deliberately left out: prompts (chat_with_memory.py) and settings (config.py).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from memory_store import as_vector
+
+PROVIDER = "memorylab"
+_litellm = None  # the module, once imported and set up
+
+
+def load_litellm():
+    """Import litellm offline-safe and register the "memorylab" provider (once)."""
+    global _litellm
+    if _litellm is None:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no fetch at import
+        import litellm
+
+        litellm.telemetry = False
+        litellm.suppress_debug_info = True  # no "Give Feedback" banners on errors
+        handler = _make_handler(litellm)
+        litellm.custom_provider_map = [
+            item for item in litellm.custom_provider_map if item.get("provider") != PROVIDER
+        ] + [{"provider": PROVIDER, "custom_handler": handler}]
+        _litellm = litellm
+    return _litellm
+
+
+def complete(
+    model: str,
+    messages: list[dict],
+    api_base: str | None = None,
+    timeout: float = 60.0,
+    **kwargs: Any,
+) -> str:
+    """Send chat `messages` to `model` through litellm and return the reply text.
+
+    Extra keyword arguments go to litellm.completion unchanged; tests pass
+    `mock_response="..."` to exercise a real provider's path with no network.
+    """
+    litellm = load_litellm()
+    if api_base:
+        kwargs["api_base"] = api_base
+    try:
+        response = litellm.completion(model=model, messages=messages, timeout=timeout, **kwargs)
+    except Exception as exc:
+        raise RuntimeError(_model_failure("chat", model, exc)) from exc
+    content = response.choices[0].message.content
+    return content if isinstance(content, str) else ""
+
+
+def embed(
+    model: str, texts: Sequence[str], api_base: str | None = None, timeout: float = 60.0, **kwargs
+) -> list[tuple[float, ...]]:
+    """Embed `texts` with `model` through litellm: one vector (tuple of floats) per text."""
+    litellm = load_litellm()
+    if api_base:
+        kwargs["api_base"] = api_base
+    try:
+        response = litellm.embedding(model=model, input=list(texts), timeout=timeout, **kwargs)
+    except Exception as exc:
+        raise RuntimeError(_model_failure("embedding", model, exc)) from exc
+    items = sorted(response.data, key=lambda item: _field(item, "index"))
+    if len(items) != len(texts):
+        raise RuntimeError(
+            f"embedding model {model!r} returned {len(items)} vectors for {len(texts)} texts"
+        )
+    return [as_vector(_field(item, "embedding"), f"{model} embedding") for item in items]
+
+
+def _field(item: Any, name: str) -> Any:
+    return item[name] if isinstance(item, dict) else getattr(item, name)
+
+
+def _model_failure(kind: str, model: str, exc: Exception) -> str:
+    variable = "MEMORY_LAB_CHAT_MODEL" if kind == "chat" else "MEMORY_LAB_EMBED_MODEL"
+    return (
+        f"the {kind} model {model!r} failed: {type(exc).__name__}: {exc}\n"
+        f"Check its API key (e.g. OPENAI_API_KEY) or MEMORY_LAB_API_BASE for a local server, "
+        f"or unset {variable} to use the offline model."
+    )
+
+
+# --- the offline chat model -----------------------------------------------------------
+
+_QUESTION_START = re.compile(
+    r"^\s*(what|which|who|whom|whose|when|where|why|how|do|does|did|is|are|was|were|can|"
+    r"could|should|would|will|shall|have|has|any|tell me|remind me)\b",
+    re.IGNORECASE,
+)
+
+
+def offline_reply(messages: list[dict]) -> str:
+    """The offline assistant's answer: built only from the memories in its prompt.
+
+    It reads the recalled memories from the system message (the <memories> block that
+    chat_with_memory writes), keeps those that share a word with the user's message,
+    and answers a question by quoting them with their age, or acknowledges a statement.
+    With nothing recalled it says it remembers nothing, which is all a stateless model
+    can say.
+
+        a question with "Eric prefers Groq for the default API" recalled ->
+        "Here is what I remember about that:\n- Eric prefers Groq for the default API
+         (noted 2 days ago)"
+    """
+    from chat_with_memory import parse_memory_block  # imported here to avoid a cycle
+    from embedding_helpers import tokenize
+
+    system = "\n".join(m.get("content") or "" for m in messages if m.get("role") == "system")
+    user = next((m.get("content") or "" for m in reversed(messages) if m.get("role") == "user"), "")
+    memories = parse_memory_block(system)
+    words = set(tokenize(user))
+    related = [m for m in memories if words & set(tokenize(str(m.get("text", ""))))]
+    unrelated = len(memories) - len(related)
+    listed = "\n".join(f"- {_describe(m)}" for m in related)
+    aside = (
+        f"\n(I was also reminded of {unrelated} note{'s' if unrelated != 1 else ''} "
+        "that seem unrelated, so I left them out.)"
+        if unrelated
+        else ""
+    )
+    is_question = user.rstrip().endswith("?") or bool(_QUESTION_START.match(user))
+    if is_question and not related:
+        return (
+            "I don't remember anything about that. Each call to me starts from scratch: "
+            "what I know about you is only what memory puts into my prompt." + aside
+        )
+    if is_question:
+        return "Here is what I remember about that:\n" + listed + aside
+    reply = "Noted. I'll remember that."
+    if related:
+        reply += "\nRelated things I remember:\n" + listed
+    return reply + aside
+
+
+def _describe(memory: dict) -> str:
+    text = str(memory.get("text", "")).strip()
+    age = memory.get("age") or "at an unknown time"
+    said = "you told me" if memory.get("role") == "user" else "noted"
+    return f"{text} ({said} {age})"
+
+
+def _make_handler(litellm):
+    """Build the litellm CustomLLM for the "memorylab" provider (needs litellm imported)."""
+
+    class MemoryLabModels(litellm.CustomLLM):
+        def completion(self, model, messages, *args, **kwargs):
+            name = _model_name(model)
+            if name != "offline-chat":
+                raise ValueError(
+                    f"unknown offline chat model {model!r}; the offline chat model is "
+                    f"'{PROVIDER}/offline-chat'"
+                )
+            return litellm.ModelResponse(
+                model=f"{PROVIDER}/{name}",
+                choices=[
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": offline_reply(messages)},
+                    }
+                ],
+            )
+
+        async def acompletion(self, model, messages, *args, **kwargs):
+            return self.completion(model, messages, *args, **kwargs)
+
+        def embedding(self, model, input, model_response, *args, **kwargs):
+            from embedding_helpers import offline_embedding
+
+            name = f"{PROVIDER}/{_model_name(model)}"
+            texts = [input] if isinstance(input, str) else list(input)
+            model_response.model = name
+            model_response.data = [
+                {"object": "embedding", "index": i, "embedding": list(offline_embedding(t, name))}
+                for i, t in enumerate(texts)
+            ]
+            return model_response
+
+        async def aembedding(self, model, input, model_response, *args, **kwargs):
+            return self.embedding(model, input, model_response, *args, **kwargs)
+
+    return MemoryLabModels()
+
+
+def _model_name(model: str) -> str:
+    # litellm hands the handler either "offline-chat" or "memorylab/offline-chat"
+    return model.split("/", 1)[1] if model.startswith(PROVIDER + "/") else model

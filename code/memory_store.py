@@ -1,0 +1,318 @@
+"""The memory stream: Memory objects and the in-memory MemoryStore that holds them.
+
+A memory is one thing worth remembering (a statement, an event, a skill) plus the
+numbers retrieval needs: when it was created, when it was last recalled, how much it
+matters (1-10) and an embedding of its text. The store is an append-only list of them,
+in the order they were added, with the ids unique and one embedding model for all.
+
+Times are epoch seconds (floats), as in the course examples. A `datetime` is accepted
+anywhere a time is and converted on the way in, so the rest of the code only ever sees
+seconds. Every value is validated when it is set: a bad one raises ValueError or
+TypeError naming the value and the rule it broke, rather than surfacing later as a NaN.
+
+Deliberately left out: scoring and ranking (scoring.py, retriever.py), computing
+embeddings (embedding_helpers.py) and saving to disk.
+
+    >>> now = 1_000_000.0
+    >>> store = MemoryStore()
+    >>> store.add(Memory("m1", "decided to default to Groq", kind="semantic",
+    ...                  created_at=now - 10, last_accessed=now - 10, importance=8,
+    ...                  embedding=[1.0, 0.0, 0.0]))
+    Memory(id='m1', kind='semantic', importance=8, text='decided to default to Groq')
+    >>> len(store), store.get("m1").last_accessed
+    (1, 999990.0)
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+KINDS = ("episodic", "semantic", "procedural")  # events, durable facts, skills
+IMPORTANCE_RANGE = (1, 10)  # the Generative Agents "poignancy" scale
+
+
+# --- validation helpers, shared by scoring.py and retriever.py --------------------------
+
+
+def as_timestamp(value: Any, name: str = "time") -> float:
+    """Return `value` as epoch seconds (float), or raise naming `name` and the rule.
+
+    Accepts int/float seconds or a datetime. A naive datetime is read as local time,
+    exactly like `datetime.timestamp()`, so `datetime.now()` and `time.time()` agree.
+
+        as_timestamp(datetime(2026, 1, 1, tzinfo=timezone.utc)) -> 1767225600.0
+    """
+    if isinstance(value, datetime):
+        return value.timestamp()
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"{name} must be epoch seconds (a number) or a datetime, "
+            f"got {value!r} of type {type(value).__name__}"
+        )
+    seconds = float(value)
+    if not math.isfinite(seconds):
+        raise ValueError(f"{name} must be a finite number of epoch seconds, got {value!r}")
+    return seconds
+
+
+def as_number(value: Any, name: str) -> float:
+    """Return `value` as a finite float, or raise naming `name` (bools are refused)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, got {value!r} of type {type(value).__name__}")
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return number
+
+
+def as_vector(values: Any, name: str = "embedding") -> tuple[float, ...]:
+    """Return `values` as a non-empty tuple of finite floats, or raise naming `name`.
+
+    Lists, tuples and 1-D numpy arrays are all accepted. A zero vector is allowed
+    (relevance_score defines its similarity as 0.0); an empty one or a NaN is not.
+    """
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise TypeError(
+            f"{name} must be a sequence of numbers, got {type(values).__name__}: {values!r}"
+        )
+    vector = []
+    for i, x in enumerate(values):
+        if isinstance(x, bool) or not isinstance(x, numbers.Real):
+            raise TypeError(f"{name}[{i}] must be a number, got {x!r} of type {type(x).__name__}")
+        x = float(x)
+        if not math.isfinite(x):
+            raise ValueError(f"{name}[{i}] must be finite, got {x!r}")
+        vector.append(x)
+    if not vector:
+        raise ValueError(f"{name} must have at least one value, got an empty sequence")
+    return tuple(vector)
+
+
+def check_importance(importance: Any) -> float:
+    """Return `importance` as a float in [1, 10], or raise saying so."""
+    value = as_number(importance, "importance")
+    low, high = IMPORTANCE_RANGE
+    if not low <= value <= high:
+        raise ValueError(f"importance must be in [{low}, {high}], got {importance!r}")
+    return value
+
+
+def check_kind(kind: Any) -> str:
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}; got {kind!r}")
+    return kind
+
+
+# --- one memory ----------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class Memory:
+    """One entry of the memory stream.
+
+    Inputs:
+        id: unique within its store, e.g. "m1".
+        text: what is remembered, e.g. "Eric prefers Groq for the default API".
+        kind: "episodic" (an event), "semantic" (a durable fact) or "procedural" (a skill).
+        created_at: epoch seconds or datetime; defaults to now.
+        last_accessed: epoch seconds or datetime; defaults to created_at.
+            Retrieval refreshes it, and recency is measured from it.
+        importance: 1 (mundane, "brushed teeth") to 10 (core, "signed the contract").
+        embedding: the vector of `text` (non-empty, finite); kept as a tuple of floats.
+        embedding_model: the model that made `embedding`, or None for hand-made vectors.
+        superseded_by: id of the memory that replaced this one; retrieval skips it.
+        metadata: free-form extras (e.g. {"role": "user"}).
+    """
+
+    id: str
+    text: str
+    kind: str = "episodic"
+    created_at: float | datetime | None = None
+    last_accessed: float | datetime | None = None
+    importance: float = 5
+    embedding: Any = None
+    embedding_model: str | None = None
+    superseded_by: str | None = None
+    metadata: dict = field(default_factory=dict)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # Validate on every assignment, not only in __init__, so that
+        # `memory.last_accessed = datetime.now()` is converted to seconds too.
+        if name == "id":
+            if not isinstance(value, str) or not value.strip():
+                raise ValueError(f"id must be a non-empty string, got {value!r}")
+        elif name == "text":
+            if not isinstance(value, str):
+                raise TypeError(f"text must be a string, got {type(value).__name__}: {value!r}")
+        elif name == "kind":
+            value = check_kind(value)
+        elif name in ("created_at", "last_accessed") and value is not None:
+            value = as_timestamp(value, name)
+        elif name == "importance":
+            value = check_importance(value)
+            value = int(value) if value.is_integer() else value  # show 8, not 8.0
+        elif name == "embedding" and value is not None:
+            value = as_vector(value, "embedding")
+        elif name in ("embedding_model", "superseded_by"):
+            if value is not None and (not isinstance(value, str) or not value):
+                raise ValueError(f"{name} must be a non-empty string or None, got {value!r}")
+        object.__setattr__(self, name, value)
+
+    def __post_init__(self) -> None:
+        if self.embedding is None:
+            raise ValueError(
+                f"memory {self.id!r} needs an embedding: pass embedding=[...] or create it "
+                "with embedding_helpers.Embedder().memory(...)"
+            )
+        if self.created_at is None:
+            self.created_at = time.time()
+        if self.last_accessed is None:
+            self.last_accessed = self.created_at
+        if self.last_accessed < self.created_at:
+            raise ValueError(
+                f"memory {self.id!r}: last_accessed ({self.last_accessed}) is earlier than "
+                f"created_at ({self.created_at}); a memory cannot be recalled before it exists"
+            )
+        if self.superseded_by == self.id:
+            raise ValueError(f"memory {self.id!r} cannot supersede itself")
+        if not isinstance(self.metadata, dict):
+            raise TypeError(f"metadata must be a dict, got {type(self.metadata).__name__}")
+
+    def __repr__(self) -> str:  # the embedding is left out: 384 floats help nobody
+        text = self.text if len(self.text) <= 60 else self.text[:57] + "..."
+        extra = f", superseded_by={self.superseded_by!r}" if self.superseded_by else ""
+        return (
+            f"Memory(id={self.id!r}, kind={self.kind!r}, importance={self.importance!r}, "
+            f"text={text!r}{extra})"
+        )
+
+    def to_dict(self) -> dict:
+        """A JSON-ready copy (the embedding as a list)."""
+        return {
+            "id": self.id,
+            "text": self.text,
+            "kind": self.kind,
+            "created_at": self.created_at,
+            "last_accessed": self.last_accessed,
+            "importance": self.importance,
+            "embedding": list(self.embedding),
+            "embedding_model": self.embedding_model,
+            "superseded_by": self.superseded_by,
+            "metadata": dict(self.metadata),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Memory:
+        """The inverse of to_dict; validates exactly as the constructor does."""
+        if not isinstance(data, dict):
+            raise TypeError(f"expected a dict, got {type(data).__name__}")
+        unknown = set(data) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise ValueError(f"unknown Memory field(s): {', '.join(sorted(unknown))}")
+        return cls(**data)
+
+
+# --- the store -----------------------------------------------------------------------
+
+
+class EmbeddingModelMismatch(ValueError):
+    """Vectors from two different embedding models met in one store.
+
+    Cosine similarity between vectors of different models is meaningless, and it fails
+    silently (you get numbers, just wrong ones), so the store refuses it loudly.
+    """
+
+
+class MemoryStore:
+    """An in-memory, append-only memory stream with unique ids and one embedding model.
+
+    store = MemoryStore()             # model learned from the first memory added
+    store = MemoryStore("memorylab/hashed-bow-384")   # or fixed up front
+    """
+
+    def __init__(self, embedding_model: str | None = None) -> None:
+        if embedding_model is not None and (
+            not isinstance(embedding_model, str) or not embedding_model
+        ):
+            raise ValueError(
+                f"embedding_model must be a non-empty string or None, got {embedding_model!r}"
+            )
+        self._memories: dict[str, Memory] = {}  # insertion-ordered: the stream's order
+        self.embedding_model = embedding_model
+        self.dimension: int | None = None  # length of every embedding, set by the first add
+
+    def add(self, memory: Memory) -> Memory:
+        """Append `memory` and return it. Refuses duplicate ids and foreign embeddings."""
+        if not isinstance(memory, Memory):
+            raise TypeError(f"MemoryStore.add expects a Memory, got {type(memory).__name__}")
+        if memory.id in self._memories:
+            raise ValueError(f"a memory with id {memory.id!r} is already in the store")
+        if self._memories or self.embedding_model is not None:
+            self.check_model(memory.embedding_model, what=f"memory {memory.id!r}")
+        if self.dimension is not None and len(memory.embedding) != self.dimension:
+            raise ValueError(
+                f"memory {memory.id!r} has a {len(memory.embedding)}-dimensional embedding, "
+                f"but this store holds {self.dimension}-dimensional ones"
+            )
+        if memory.superseded_by is not None and memory.superseded_by not in self._memories:
+            raise ValueError(
+                f"memory {memory.id!r} says it is superseded by {memory.superseded_by!r}, "
+                "which is not in the store"
+            )
+        self.embedding_model = memory.embedding_model
+        self.dimension = len(memory.embedding)
+        self._memories[memory.id] = memory
+        return memory
+
+    def check_model(self, model: str | None, what: str = "the query") -> None:
+        """Raise EmbeddingModelMismatch unless `model` is the model of this store."""
+        if model != self.embedding_model:
+            mine = self.embedding_model or "hand-made vectors (no model)"
+            theirs = model or "hand-made vectors (no model)"
+            raise EmbeddingModelMismatch(
+                f"{what} was embedded with {theirs!r}, but this store's memories were "
+                f"embedded with {mine!r}. Similarities between two models' vectors are "
+                "meaningless: embed both sides with the same model."
+            )
+
+    def get(self, memory_id: str) -> Memory:
+        try:
+            return self._memories[memory_id]
+        except KeyError:
+            raise KeyError(f"no memory with id {memory_id!r} in the store") from None
+
+    def supersede(self, old_id: str, new_id: str) -> None:
+        """Mark `old_id` as replaced by `new_id`. Both stay stored; retrieval skips old_id."""
+        old, new = self.get(old_id), self.get(new_id)
+        if old is new:
+            raise ValueError(f"memory {old_id!r} cannot supersede itself")
+        old.superseded_by = new.id
+
+    def live(self) -> Iterator[Memory]:
+        """Memories that have not been superseded, in the order they were added."""
+        return (m for m in self._memories.values() if m.superseded_by is None)
+
+    def next_id(self, prefix: str = "m") -> str:
+        """The first unused id of the form prefix + number, counting from len + 1."""
+        n = len(self._memories) + 1
+        while f"{prefix}{n}" in self._memories:
+            n += 1
+        return f"{prefix}{n}"
+
+    def __iter__(self) -> Iterator[Memory]:
+        return iter(list(self._memories.values()))  # a snapshot: safe to add while looping
+
+    def __len__(self) -> int:
+        return len(self._memories)
+
+    def __contains__(self, memory_id: object) -> bool:
+        return memory_id in self._memories
+
+    def __repr__(self) -> str:
+        return f"MemoryStore({len(self)} memories, embedding_model={self.embedding_model!r})"
