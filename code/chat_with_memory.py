@@ -35,7 +35,7 @@ import re
 import sys
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from config import Settings, load_settings
 from embedding_helpers import Embedder
@@ -187,7 +187,7 @@ def parse_memory_block(text: str) -> list[dict]:
 
 def format_date(seconds: float) -> str:
     """Epoch seconds as a UTC date: format_date(0) -> '1970-01-01 00:00 UTC'."""
-    return datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def format_age(now: float, then: float) -> str:

@@ -1,0 +1,174 @@
+"""Offline by default: quiet, fast imports; litellm only on a model call, never the network."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from local_models import offline_reply
+
+ROOT = Path(__file__).resolve().parent.parent
+CODE = ROOT / "code"
+
+
+def run_python(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
+    """Run `python *args` from the repository root with code/ importable and no settings."""
+    env = {**os.environ, "PYTHONPATH": str(CODE), "MEMORY_LAB_ENV_FILE": ""}
+    env = {
+        k: v
+        for k, v in env.items()
+        if not (k.startswith("MEMORY_LAB_") and k != "MEMORY_LAB_ENV_FILE")
+    }
+    env.pop("LITELLM_LOCAL_MODEL_COST_MAP", None)  # the lab must set it itself
+    return subprocess.run(
+        [sys.executable, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=ROOT,
+    )
+
+
+GUARD = textwrap.dedent(
+    """
+    import os, socket
+    _connect, _getaddrinfo = socket.socket.connect, socket.getaddrinfo
+
+    def _local(host):
+        host = host.decode() if isinstance(host, bytes) else host
+        local = host in ("", "localhost", "::1") or host.startswith(("127.", "/"))
+        return not isinstance(host, str) or local
+
+    def connect(sock, address, *a, **k):
+        if not _local(address[0] if isinstance(address, tuple) else address):
+            os.write(2, f"NETWORK ACCESS: connect {address!r}\\n".encode()); os._exit(99)
+        return _connect(sock, address, *a, **k)
+
+    def getaddrinfo(host, *a, **k):
+        if not _local(host):
+            os.write(2, f"NETWORK ACCESS: lookup {host!r}\\n".encode()); os._exit(99)
+        return _getaddrinfo(host, *a, **k)
+
+    socket.socket.connect, socket.getaddrinfo = connect, getaddrinfo
+    """
+)
+
+
+def test_importing_the_lab_prints_nothing_and_loads_no_heavy_library():
+    result = run_python(
+        "-c",
+        "import sys\n"
+        "import scoring, retriever, memory_store, config, embedding_helpers, local_models\n"
+        "import chat_with_memory\n"
+        "heavy = sorted(m for m in ('litellm', 'numpy', 'dotenv', 'openai') if m in sys.modules)\n"
+        "sys.stderr.write(repr(heavy))\n",
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""
+    assert result.stderr == "[]"
+
+
+def test_importing_the_learner_core_raises_no_warning():
+    result = run_python("-W", "error", "-c", "import scoring, retriever, memory_store")
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+
+
+@pytest.mark.slow
+def test_a_whole_offline_chat_turn_never_touches_the_network():
+    source = GUARD + textwrap.dedent(
+        """
+        from chat_with_memory import chat_with_memory
+        from embedding_helpers import Embedder
+        from memory_store import MemoryStore
+        import local_models
+
+        store = MemoryStore()
+        Embedder().remember(store, "Eric prefers Groq for the default API", now=0)
+        result = chat_with_memory("which API should I default to?", store, now=3600)
+        print(result.reply)
+        print(local_models.embed("memorylab/hashed-bow-384", ["Groq"])[0] ==
+              Embedder().embed_one("Groq"))
+        """
+    )
+    result = run_python("-c", source)
+    assert result.returncode == 0, result.stderr
+    assert "Eric prefers Groq for the default API (you told me" not in result.stdout
+    assert "Eric prefers Groq for the default API (noted 1 hour ago)" in result.stdout
+    assert result.stdout.strip().endswith("True")
+    assert result.stderr == ""
+
+
+@pytest.mark.slow
+def test_the_terminal_chat_runs_as_a_script():
+    result = run_python(
+        "code/chat_with_memory.py",
+        stdin="I prefer Groq for the default API\nwhich API should I default to?\n/quit\n",
+    )
+    assert result.returncode == 0, result.stderr
+    assert "- I prefer Groq for the default API (you told me just now)" in result.stdout
+    assert "Goodbye. 2 memories were stored" in result.stdout
+    assert result.stderr == ""
+
+
+def test_litellm_is_registered_once_with_the_memorylab_provider():
+    import local_models
+
+    litellm = local_models.load_litellm()
+    assert local_models.load_litellm() is litellm
+    providers = [item["provider"] for item in litellm.custom_provider_map]
+    assert providers.count("memorylab") == 1
+
+
+def block(*items: dict) -> str:
+
+    from chat_with_memory import render_memory_block  # noqa: F401  (format reference)
+
+    return "<memories>\n[\n" + ",\n".join(json.dumps(i) for i in items) + "\n]\n</memories>"
+
+
+@pytest.mark.parametrize(
+    ("message", "starts"),
+    [
+        ("which API should I default to?", "Here is what I remember"),
+        ("Remind me which API I use", "Here is what I remember"),
+        ("I switched the default API to Groq", "Noted"),
+    ],
+)
+def test_the_offline_model_tells_questions_from_statements(message, starts):
+    memory = {"text": "Eric prefers Groq for the default API", "age": "2 days ago"}
+    reply = offline_reply(
+        [{"role": "system", "content": block(memory)}, {"role": "user", "content": message}]
+    )
+    assert reply.startswith(starts)
+    assert "Eric prefers Groq for the default API (noted 2 days ago)" in reply
+
+
+def test_the_offline_model_says_how_many_unrelated_notes_it_left_out():
+    notes = [{"text": "brushed teeth", "age": "1 hour ago"}, {"text": "lunch at noon"}]
+    reply = offline_reply(
+        [{"role": "system", "content": block(*notes)}, {"role": "user", "content": "what API?"}]
+    )
+    assert reply.startswith("I don't remember anything about that")
+    assert "2 notes that seem unrelated" in reply
+
+
+def test_the_offline_model_without_a_memory_block_is_stateless():
+    reply = offline_reply([{"role": "user", "content": "what is my name?"}])
+    assert reply.startswith("I don't remember")
+
+
+def test_the_network_guard_itself_catches_a_connection():
+    # Without this, the offline test above could pass because the guard never fires.
+    result = run_python(
+        "-c", GUARD + "import socket\nsocket.create_connection(('203.0.113.1', 80), timeout=1)"
+    )
+    assert result.returncode == 99
+    assert "NETWORK ACCESS" in result.stderr
