@@ -28,6 +28,7 @@ Deliberately left out: anything about *how* to score (scoring.py) or call models
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -111,14 +112,15 @@ def _number(value: str, key: str, low: float, high: float, low_open: bool = Fals
     except ValueError:
         raise ValueError(f"{PREFIX}{key} must be a number, got {value!r}") from None
     too_low = number <= low if low_open else number < low
-    if number != number or too_low or number > high:  # number != number: NaN
+    if not math.isfinite(number) or too_low or number > high:
         bracket = "(" if low_open else "["
-        raise ValueError(f"{PREFIX}{key} must be in {bracket}{low:g}, {high:g}], got {value!r}")
+        upper = f"{high:g}]" if math.isfinite(high) else "inf)"
+        raise ValueError(f"{PREFIX}{key} must be in {bracket}{low:g}, {upper}, got {value!r}")
     return number
 
 
 def _positive_int(value: str, key: str) -> int:
-    if not value.isdigit() or int(value) < 1:
+    if not (value.isascii() and value.isdigit()) or int(value) < 1:
         raise ValueError(f"{PREFIX}{key} must be a whole number >= 1, got {value!r}")
     return int(value)
 

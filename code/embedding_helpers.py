@@ -44,7 +44,7 @@ STOP_WORDS = frozenset(
     what when where which while who whom why will with would you your yours yourself
     yourselves let lets i'm i've i'd i'll it's that's don't""".split()
 )
-_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")  # letters and digits of any alphabet
 
 
 def tokenize(text: str) -> list[str]:
@@ -55,9 +55,9 @@ def tokenize(text: str) -> list[str]:
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a string, got {type(text).__name__}: {text!r}")
-    words = _WORD.findall(text.lower())
+    words = _WORD.findall(text.lower().replace("\u2019", "'"))  # curly apostrophe too
     content = [w for w in words if w not in STOP_WORDS]
-    return [_stem(w) for w in (content or words)]  # all stop words ("hi there"): keep them
+    return [_stem(w) for w in (content or words)]  # only stop words ("what is it?"): keep them
 
 
 def _stem(word: str) -> str:
@@ -91,7 +91,8 @@ def offline_embedding(text: str, model: str = OFFLINE_PREFIX + "384") -> tuple[f
 def offline_dimensions(model: str) -> int:
     """384 for 'memorylab/hashed-bow-384'; any size from 8 to 65536 may be asked for."""
     size = model[len(OFFLINE_PREFIX) :] if model.startswith(OFFLINE_PREFIX) else ""
-    if not size.isdigit() or not 8 <= int(size) <= 65536:
+    canonical = size.isascii() and size.isdigit() and str(int(size)) == size  # no "064"
+    if not canonical or not 8 <= int(size) <= 65536:
         raise ValueError(
             f"unknown offline embedding model {model!r}: expected {OFFLINE_PREFIX}N "
             "with N from 8 to 65536, e.g. memorylab/hashed-bow-384"
@@ -109,13 +110,13 @@ class Embedder:
     """
 
     def __init__(self, model: str | None = None, api_base: str | None = None, timeout=None):
-        if model is None or timeout is None:
-            from config import load_settings
+        if model is None or api_base is None or timeout is None:
+            from config import load_settings  # what is not given comes from the settings
 
             settings = load_settings()
-            model = model or settings.embed_model
-            api_base = api_base or settings.api_base
-            timeout = timeout or settings.timeout
+            model = settings.embed_model if model is None else model
+            api_base = settings.api_base if api_base is None else api_base
+            timeout = settings.timeout if timeout is None else timeout
         if not isinstance(model, str) or not model:
             raise ValueError(f"model must be a non-empty string, got {model!r}")
         if model.startswith("memorylab/"):

@@ -55,7 +55,7 @@ def as_timestamp(value: Any, name: str = "time") -> float:
             f"{name} must be epoch seconds (a number) or a datetime, "
             f"got {value!r} of type {type(value).__name__}"
         )
-    seconds = float(value)
+    seconds = _to_float(value, name)
     if not math.isfinite(seconds):
         raise ValueError(f"{name} must be a finite number of epoch seconds, got {value!r}")
     return seconds
@@ -65,7 +65,7 @@ def as_number(value: Any, name: str) -> float:
     """Return `value` as a finite float, or raise naming `name` (bools are refused)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a number, got {value!r} of type {type(value).__name__}")
-    number = float(value)
+    number = _to_float(value, name)
     if not math.isfinite(number):
         raise ValueError(f"{name} must be a finite number, got {value!r}")
     return number
@@ -85,13 +85,20 @@ def as_vector(values: Any, name: str = "embedding") -> tuple[float, ...]:
     for i, x in enumerate(values):
         if isinstance(x, bool) or not isinstance(x, numbers.Real):
             raise TypeError(f"{name}[{i}] must be a number, got {x!r} of type {type(x).__name__}")
-        x = float(x)
+        x = _to_float(x, f"{name}[{i}]")
         if not math.isfinite(x):
             raise ValueError(f"{name}[{i}] must be finite, got {x!r}")
         vector.append(x)
     if not vector:
         raise ValueError(f"{name} must have at least one value, got an empty sequence")
     return tuple(vector)
+
+
+def _to_float(value: numbers.Real, name: str) -> float:
+    try:
+        return float(value)
+    except OverflowError:  # e.g. 10**400: an int too large for a float
+        raise ValueError(f"{name} is too large to be a float: {value!r}") from None
 
 
 def check_importance(importance: Any) -> float:
@@ -111,6 +118,8 @@ def check_kind(kind: Any) -> str:
 
 # --- one memory ----------------------------------------------------------------------
 
+_REQUIRED_AFTER_INIT = ("created_at", "last_accessed", "embedding")
+
 
 @dataclass(eq=False)
 class Memory:
@@ -120,7 +129,7 @@ class Memory:
         id: unique within its store, e.g. "m1".
         text: what is remembered, e.g. "Eric prefers Groq for the default API".
         kind: "episodic" (an event), "semantic" (a durable fact) or "procedural" (a skill).
-        created_at: epoch seconds or datetime; defaults to now.
+        created_at: epoch seconds or datetime; defaults to last_accessed, else now.
         last_accessed: epoch seconds or datetime; defaults to created_at.
             Retrieval refreshes it, and recency is measured from it.
         importance: 1 (mundane, "brushed teeth") to 10 (core, "signed the contract").
@@ -144,6 +153,8 @@ class Memory:
     def __setattr__(self, name: str, value: Any) -> None:
         # Validate on every assignment, not only in __init__, so that
         # `memory.last_accessed = datetime.now()` is converted to seconds too.
+        if value is None and name in _REQUIRED_AFTER_INIT and "_ready" in self.__dict__:
+            raise ValueError(f"memory {self.id!r}: {name} cannot be set to None")
         if name == "id":
             if not isinstance(value, str) or not value.strip():
                 raise ValueError(f"id must be a non-empty string, got {value!r}")
@@ -154,6 +165,13 @@ class Memory:
             value = check_kind(value)
         elif name in ("created_at", "last_accessed") and value is not None:
             value = as_timestamp(value, name)
+            created = value if name == "created_at" else getattr(self, "created_at", None)
+            accessed = value if name == "last_accessed" else getattr(self, "last_accessed", None)
+            if created is not None and accessed is not None and accessed < created:
+                raise ValueError(
+                    f"memory {self.id!r}: last_accessed ({accessed}) is earlier than "
+                    f"created_at ({created}); a memory cannot be recalled before it exists"
+                )
         elif name == "importance":
             value = check_importance(value)
             value = int(value) if value.is_integer() else value  # show 8, not 8.0
@@ -162,6 +180,10 @@ class Memory:
         elif name in ("embedding_model", "superseded_by"):
             if value is not None and (not isinstance(value, str) or not value):
                 raise ValueError(f"{name} must be a non-empty string or None, got {value!r}")
+            if name == "superseded_by" and value is not None and value == self.id:
+                raise ValueError(f"memory {self.id!r} cannot be superseded_by itself")
+        elif name == "metadata" and not isinstance(value, dict):
+            raise TypeError(f"metadata must be a dict, got {type(value).__name__}")
         object.__setattr__(self, name, value)
 
     def __post_init__(self) -> None:
@@ -171,18 +193,10 @@ class Memory:
                 "with embedding_helpers.Embedder().memory(...)"
             )
         if self.created_at is None:
-            self.created_at = time.time()
+            self.created_at = time.time() if self.last_accessed is None else self.last_accessed
         if self.last_accessed is None:
             self.last_accessed = self.created_at
-        if self.last_accessed < self.created_at:
-            raise ValueError(
-                f"memory {self.id!r}: last_accessed ({self.last_accessed}) is earlier than "
-                f"created_at ({self.created_at}); a memory cannot be recalled before it exists"
-            )
-        if self.superseded_by == self.id:
-            raise ValueError(f"memory {self.id!r} cannot supersede itself")
-        if not isinstance(self.metadata, dict):
-            raise TypeError(f"metadata must be a dict, got {type(self.metadata).__name__}")
+        object.__setattr__(self, "_ready", True)  # from now on None is refused
 
     def __repr__(self) -> str:  # the embedding is left out: 384 floats help nobody
         text = self.text if len(self.text) <= 60 else self.text[:57] + "..."
@@ -292,6 +306,11 @@ class MemoryStore:
         old, new = self.get(old_id), self.get(new_id)
         if old is new:
             raise ValueError(f"memory {old_id!r} cannot supersede itself")
+        if new.superseded_by is not None:  # also rules out cycles: m1 -> m2 -> m1
+            raise ValueError(
+                f"memory {new_id!r} is itself superseded by {new.superseded_by!r}; "
+                f"supersede {old_id!r} with the current memory instead"
+            )
         old.superseded_by = new.id
 
     def live(self) -> Iterator[Memory]:

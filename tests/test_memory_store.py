@@ -1,0 +1,365 @@
+"""memory_store.py: validation helpers, the Memory record and the MemoryStore's rules."""
+
+from __future__ import annotations
+
+import math
+import time
+from datetime import UTC, datetime, timedelta, timezone
+
+import numpy as np
+import pytest
+from conftest import DAY, HOUR, NOW
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from memory_store import (
+    KINDS,
+    EmbeddingModelMismatch,
+    Memory,
+    MemoryStore,
+    as_number,
+    as_timestamp,
+    as_vector,
+    check_importance,
+)
+
+
+def make(memory_id="m1", text="decided to default to Groq", **fields) -> Memory:
+    """A valid memory at NOW; override any field by keyword."""
+    fields = {"created_at": NOW, "embedding": [1.0, 0.0, 0.0]} | fields
+    return Memory(memory_id, text, **fields)
+
+
+# --- validation helpers ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (NOW, NOW),
+        (1_000_000, 1_000_000.0),  # an int is seconds too
+        (datetime(2026, 1, 1, tzinfo=UTC), 1767225600.0),
+        (datetime(2026, 1, 1, 1, tzinfo=timezone(timedelta(hours=1))), 1767225600.0),
+    ],
+)
+def test_as_timestamp_converts_numbers_and_aware_datetimes_to_epoch_seconds(value, expected):
+    result = as_timestamp(value)
+    assert isinstance(result, float)
+    assert result == pytest.approx(expected)
+
+
+def test_as_timestamp_reads_a_naive_datetime_as_local_time():
+    naive = datetime(2026, 1, 1, 12, 30)
+    assert as_timestamp(naive) == pytest.approx(naive.timestamp())
+
+
+BAD_NUMBERS = [(True, TypeError), ("3", TypeError), (None, TypeError), (math.nan, ValueError)]
+BAD_NUMBERS += [(math.inf, ValueError), (-math.inf, ValueError)]
+
+
+@pytest.mark.parametrize(("value", "error"), BAD_NUMBERS)
+def test_as_timestamp_rejects_non_times_naming_the_argument(value, error):
+    with pytest.raises(error, match="created_at"):
+        as_timestamp(value, "created_at")
+
+
+@pytest.mark.parametrize(("value", "error"), BAD_NUMBERS)
+def test_as_number_rejects_bools_strings_and_non_finite_values_naming_them(value, error):
+    with pytest.raises(error, match="weight"):
+        as_number(value, "weight")
+
+
+@pytest.mark.parametrize("values", [[1, 2.5], (1, 2.5), np.array([1.0, 2.5]), [np.float64(1), 2.5]])
+def test_as_vector_accepts_lists_tuples_and_arrays_as_a_tuple_of_floats(values):
+    vector = as_vector(values)
+    assert isinstance(vector, tuple)
+    assert all(type(x) is float for x in vector)
+    assert vector == pytest.approx((1.0, 2.5))
+
+
+@pytest.mark.parametrize(
+    ("values", "error", "message"),
+    [
+        ([], ValueError, "at least one value"),
+        ([1.0, float("nan")], ValueError, r"embedding\[1\]"),
+        ([1.0, 2.0, float("inf")], ValueError, r"embedding\[2\]"),
+        ([1.0, "2"], TypeError, r"embedding\[1\]"),
+        ([True, 1.0], TypeError, r"embedding\[0\]"),
+        ([1.0, None], TypeError, r"embedding\[1\]"),
+        ("1.0, 2.0", TypeError, "sequence of numbers"),
+        (3.0, TypeError, "sequence of numbers"),
+    ],
+)
+def test_as_vector_rejects_bad_vectors_naming_the_index(values, error, message):
+    with pytest.raises(error, match=message):
+        as_vector(values)
+
+
+@pytest.mark.parametrize("importance", [1, 5.5, 10])
+def test_check_importance_accepts_one_to_ten_inclusive(importance):
+    assert check_importance(importance) == pytest.approx(importance)
+
+
+@pytest.mark.parametrize("importance", [0, 11, 0.99, 10.01, float("nan")])
+def test_check_importance_rejects_values_outside_one_to_ten(importance):
+    with pytest.raises(ValueError, match="importance"):
+        check_importance(importance)
+
+
+# --- Memory ---------------------------------------------------------------------------
+
+
+def test_memory_course_example_keeps_its_values():
+    m = Memory("m1", "decided to default to Groq", kind="semantic", created_at=NOW - 10,
+               last_accessed=NOW - 10, importance=8, embedding=[1.0, 0.0, 0.0])  # fmt: skip
+    assert (m.id, m.kind, m.importance, m.embedding_model, m.superseded_by) == (
+        "m1", "semantic", 8, None, None)  # fmt: skip
+    assert (m.created_at, m.last_accessed) == pytest.approx((NOW - 10, NOW - 10))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_memory_accepts_all_three_kinds(kind):
+    assert make(kind=kind).kind == kind
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"kind": "fact"}, "kind must be one of"),
+        ({"last_accessed": NOW - DAY}, "earlier than created_at"),
+        ({"embedding": None}, "needs an embedding"),
+        ({"superseded_by": "m1"}, "cannot supersede itself"),
+    ],
+)
+def test_memory_rejects_an_invalid_construction(fields, message):
+    with pytest.raises(ValueError, match=message):
+        make("m1", **fields)
+
+
+def test_memory_created_at_defaults_to_now_and_last_accessed_to_created_at():
+    before = time.time()
+    m = Memory("m1", "hello", embedding=[1.0])
+    assert before <= m.created_at <= time.time()
+    assert m.last_accessed == m.created_at
+
+
+def test_memory_converts_datetimes_to_epoch_seconds_on_construction_and_assignment():
+    created = datetime(2026, 1, 1, tzinfo=UTC)
+    m = make(created_at=created)
+    assert m.created_at == pytest.approx(created.timestamp())
+    m.last_accessed = created + timedelta(hours=2)
+    assert isinstance(m.last_accessed, float)
+    assert m.last_accessed == pytest.approx(created.timestamp() + 2 * HOUR)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "error"),
+    [
+        ("last_accessed", "yesterday", TypeError),
+        ("importance", 11, ValueError),
+        ("kind", "fact", ValueError),
+        ("embedding", [], ValueError),
+        ("id", "", ValueError),
+        ("text", None, TypeError),
+        ("superseded_by", "m1", ValueError),  # itself
+        ("metadata", None, TypeError),
+        ("last_accessed", None, ValueError),
+        ("created_at", None, ValueError),
+        ("embedding", None, ValueError),
+    ],
+)
+def test_memory_rejects_an_invalid_assignment_after_construction(field, value, error):
+    m = make()
+    with pytest.raises(error, match=field):
+        setattr(m, field, value)
+
+
+def test_memory_stores_a_copy_of_the_embedding_as_a_tuple():
+    vector = [1.0, 0.0, 0.0]
+    m = make(embedding=vector)
+    vector[0] = 99.0  # the caller's list changes; the memory must not
+    assert isinstance(m.embedding, tuple)
+    assert m.embedding == pytest.approx((1.0, 0.0, 0.0))
+
+
+@pytest.mark.parametrize(("importance", "shown"), [(8, "8"), (8.0, "8"), (7.5, "7.5")])
+def test_memory_shows_whole_importances_as_ints_and_keeps_halves(importance, shown):
+    m = make(importance=importance)
+    assert m.importance == pytest.approx(importance)
+    assert f"importance={shown}," in repr(m)
+
+
+def test_memory_repr_leaves_out_the_embedding_and_shortens_long_text():
+    m = make(text="x" * 100, embedding=[0.123456] * 5)
+    assert "0.123456" not in repr(m)
+    assert "x" * 57 + "..." in repr(m)
+    assert "x" * 58 not in repr(m)
+
+
+def test_memory_round_trips_through_to_dict_and_from_dict():
+    m = make(kind="semantic", importance=7.5, embedding_model="memorylab/hashed-bow-3",
+             superseded_by="m2", metadata={"role": "user"})  # fmt: skip
+    data = m.to_dict()
+    assert data["embedding"] == [1.0, 0.0, 0.0]  # a list: JSON-ready
+    assert Memory.from_dict(data).to_dict() == data
+
+
+def test_memory_from_dict_rejects_unknown_fields():
+    data = make().to_dict() | {"colour": "blue"}
+    with pytest.raises(ValueError, match="unknown Memory field.*colour"):
+        Memory.from_dict(data)
+
+
+@given(
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.floats(min_value=0, allow_nan=False, allow_infinity=False),
+)
+def test_any_finite_times_in_order_construct_and_round_trip(created_at, gap):
+    last_accessed = created_at + gap
+    assume(math.isfinite(last_accessed))  # created_at + gap can overflow to inf
+    m = make(created_at=created_at, last_accessed=last_accessed)
+    again = Memory.from_dict(m.to_dict())
+    assert again.created_at == pytest.approx(created_at)
+    assert again.last_accessed == pytest.approx(last_accessed)
+    assert again.to_dict() == m.to_dict()
+
+
+# --- MemoryStore ----------------------------------------------------------------------
+
+
+def test_store_add_returns_the_memory_and_the_store_keeps_insertion_order():
+    store = MemoryStore()
+    m3 = make("m3")
+    assert store.add(m3) is m3
+    store.add(make("m1"))
+    assert [m.id for m in store] == ["m3", "m1"]
+    assert store.get("m3") is m3
+    assert ("m3" in store, "m2" in store, len(store)) == (True, False, 2)
+    with pytest.raises(KeyError, match="m2"):
+        store.get("m2")
+
+
+def test_store_refuses_a_duplicate_id_naming_it():
+    store = MemoryStore()
+    store.add(make("m1"))
+    with pytest.raises(ValueError, match="'m1' is already in the store"):
+        store.add(make("m1", "another text"))
+    assert len(store) == 1
+
+
+@pytest.mark.parametrize("not_a_memory", ["m1", {"id": "m1"}, None])
+def test_store_refuses_anything_but_a_memory(not_a_memory):
+    with pytest.raises(TypeError, match="expects a Memory"):
+        MemoryStore().add(not_a_memory)
+
+
+def test_store_refuses_an_embedding_of_another_dimension():
+    store = MemoryStore()
+    store.add(make("m1", embedding=[1.0, 0.0, 0.0]))
+    with pytest.raises(ValueError, match="2-dimensional.*3-dimensional"):
+        store.add(make("m2", embedding=[1.0, 0.0]))
+
+
+def test_store_learns_its_embedding_model_from_the_first_memory():
+    store = MemoryStore()
+    store.add(make("m1", embedding_model="model-a"))
+    assert store.embedding_model == "model-a"
+    with pytest.raises(EmbeddingModelMismatch, match="model-b.*model-a"):
+        store.add(make("m2", embedding_model="model-b"))
+
+
+def test_store_with_a_fixed_model_refuses_other_models_from_the_start():
+    store = MemoryStore("model-a")
+    with pytest.raises(ValueError, match="model-b.*model-a") as error:
+        store.add(make("m1", embedding_model="model-b"))
+    assert isinstance(error.value, EmbeddingModelMismatch)  # a ValueError subclass
+    assert len(store) == 0
+
+
+@pytest.mark.parametrize(("first", "second"), [(None, "model-a"), ("model-a", None)])
+def test_store_does_not_mix_hand_made_vectors_with_a_named_model(first, second):
+    store = MemoryStore()
+    store.add(make("m1", embedding_model=first))
+    with pytest.raises(EmbeddingModelMismatch, match="hand-made vectors"):
+        store.add(make("m2", embedding_model=second))
+
+
+def test_supersede_keeps_both_memories_and_live_skips_the_old_one():
+    store = MemoryStore()
+    store.add(make("m1", "default API is OpenAI"))
+    store.add(make("m2", "default API is Groq"))
+    store.supersede("m1", "m2")
+    assert store.get("m1").superseded_by == "m2"
+    assert [m.id for m in store] == ["m1", "m2"]
+    assert [m.id for m in store.live()] == ["m2"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "error", "message"),
+    [
+        ("m1", "m1", ValueError, "cannot supersede itself"),
+        ("m1", "m9", KeyError, "m9"),
+        ("m9", "m1", KeyError, "m9"),
+    ],
+)
+def test_supersede_refuses_itself_and_unknown_ids(old, new, error, message):
+    store = MemoryStore()
+    store.add(make("m1"))
+    with pytest.raises(error, match=message):
+        store.supersede(old, new)
+
+
+def test_store_refuses_a_memory_superseded_by_a_missing_id():
+    with pytest.raises(ValueError, match="superseded by 'm7'"):
+        MemoryStore().add(make("m1", superseded_by="m7"))
+
+
+def test_next_id_counts_from_len_plus_one_and_skips_taken_ids():
+    store = MemoryStore()
+    assert store.next_id() == "m1"
+    store.add(make("m2"))
+    assert store.next_id() == "m3"
+    assert store.next_id("note") == "note2"
+
+
+def test_iterating_while_adding_is_safe_because_iteration_is_a_snapshot():
+    store = MemoryStore()
+    store.add(make("m1"))
+    for memory in store:
+        store.add(make(memory.id + "-copy"))
+    assert [m.id for m in store] == ["m1", "m1-copy"]
+
+
+def test_memory_refuses_a_last_access_before_creation_also_on_assignment():
+    m = make(created_at=NOW - 10, last_accessed=NOW - 10)
+    with pytest.raises(ValueError, match="cannot be recalled before it exists"):
+        m.last_accessed = NOW - 50
+    with pytest.raises(ValueError, match="cannot be recalled before it exists"):
+        m.created_at = NOW
+    assert (m.created_at, m.last_accessed) == (NOW - 10, NOW - 10)
+
+
+def test_memory_created_at_defaults_to_a_given_last_access():
+    m = make(created_at=None, last_accessed=NOW - 10)
+    assert m.created_at == m.last_accessed == NOW - 10
+
+
+@pytest.mark.parametrize("name", ["now", "importance"])
+def test_a_number_too_large_for_a_float_is_a_value_error_naming_it(name):
+    from memory_store import as_number
+
+    with pytest.raises(ValueError, match=f"{name} is too large"):
+        (as_timestamp if name == "now" else as_number)(10**400, name)
+    with pytest.raises(ValueError, match=r"embedding\[0\] is too large"):
+        as_vector([10**400])
+
+
+def test_supersede_refuses_a_replacement_that_is_itself_superseded():
+    # m1 -> m2, then m2 -> m1 would make a cycle and leave nothing live
+    store = MemoryStore()
+    store.add(make("m1"))
+    store.add(make("m2"))
+    store.supersede("m1", "m2")
+    with pytest.raises(ValueError, match="'m1' is itself superseded by 'm2'"):
+        store.supersede("m2", "m1")
+    assert [m.id for m in store.live()] == ["m2"]
