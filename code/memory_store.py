@@ -181,7 +181,10 @@ class Memory:
             if value is not None and (not isinstance(value, str) or not value):
                 raise ValueError(f"{name} must be a non-empty string or None, got {value!r}")
             if name == "superseded_by" and value is not None and value == self.id:
-                raise ValueError(f"memory {self.id!r} cannot be superseded_by itself")
+                raise ValueError(
+                    f"memory {self.id!r} cannot supersede itself: "
+                    "superseded_by must name another memory"
+                )
         elif name == "metadata" and not isinstance(value, dict):
             raise TypeError(f"metadata must be a dict, got {type(value).__name__}")
         object.__setattr__(self, name, value)
