@@ -117,27 +117,15 @@ def chat_with_memory(
         timeout=settings.timeout,
         **model_kwargs,
     )
-    written = []
-    if write_back:  # 5.
-        written.append(
-            embedder.remember(
-                store,
-                message,
-                importance=settings.importance,
-                now=now,
-                metadata={"role": "user"},
-            )
+    turns = [("user", message)] if write_back else []  # 5.
+    if write_back and remember_replies and reply.strip():
+        turns.append(("assistant", reply))
+    written = [
+        embedder.remember(
+            store, text, importance=settings.importance, now=now, metadata={"role": role}
         )
-        if remember_replies and reply.strip():
-            written.append(
-                embedder.remember(
-                    store,
-                    reply,
-                    importance=settings.importance,
-                    now=now,
-                    metadata={"role": "assistant"},
-                )
-            )
+        for role, text in turns
+    ]
     return ChatResult(reply=reply, recalled=recalled, messages=messages, written=written)
 
 
