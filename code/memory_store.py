@@ -165,13 +165,6 @@ class Memory:
             value = check_kind(value)
         elif name in ("created_at", "last_accessed") and value is not None:
             value = as_timestamp(value, name)
-            created = value if name == "created_at" else getattr(self, "created_at", None)
-            accessed = value if name == "last_accessed" else getattr(self, "last_accessed", None)
-            if created is not None and accessed is not None and accessed < created:
-                raise ValueError(
-                    f"memory {self.id!r}: last_accessed ({accessed}) is earlier than "
-                    f"created_at ({created}); a memory cannot be recalled before it exists"
-                )
         elif name == "importance":
             value = check_importance(value)
             value = int(value) if value.is_integer() else value  # show 8, not 8.0
@@ -199,6 +192,13 @@ class Memory:
             self.created_at = time.time() if self.last_accessed is None else self.last_accessed
         if self.last_accessed is None:
             self.last_accessed = self.created_at
+        if self.last_accessed < self.created_at:
+            # Checked here only: later, retrieval may set last_accessed to a `now` a little
+            # before created_at when two clocks disagree, and recency reads that as 0 hours.
+            raise ValueError(
+                f"memory {self.id!r}: last_accessed ({self.last_accessed}) is earlier than "
+                f"created_at ({self.created_at}); a memory cannot be recalled before it exists"
+            )
         object.__setattr__(self, "_ready", True)  # from now on None is refused
 
     def __repr__(self) -> str:  # the embedding is left out: 384 floats help nobody

@@ -95,6 +95,16 @@ def test_relevance_only_weights_fixate_on_the_old_trivial_memory(store):
     assert top.id == "old_trivial"
 
 
+def test_retrieving_with_a_clock_behind_the_writers_touches_every_winner(store):
+    store.add(
+        Memory("written_later", "x", created_at=NOW + 30, embedding=[1.0, 0.0], importance=10)
+    )
+    top = retrieve(store, [1.0, 0.0], NOW, k=2)  # our clock is 30 s behind
+    assert top[0].id == "written_later"
+    assert all(m.last_accessed == NOW for m in top)
+    assert recency_score(NOW, top[0].created_at) == 1.0  # a future time counts as 0 hours
+
+
 def test_k_larger_than_the_store_returns_every_memory(store):
     assert len(retrieve(store, [1.0, 0.0], NOW, k=50)) == 3
 
