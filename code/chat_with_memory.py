@@ -34,7 +34,7 @@ import json
 import re
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from config import Settings, load_settings
@@ -209,8 +209,6 @@ def main(argv: list[str] | None = None, input_fn=input, output=None) -> int:
     settings = load_settings()
     if args.k is not None and args.k < 1:
         parser.error(f"-k must be >= 1, got {args.k}")
-    from dataclasses import replace
-
     settings = replace(
         settings,
         chat_model=args.model or settings.chat_model,

@@ -150,8 +150,7 @@ class Embedder:
 
     def query(self, store: MemoryStore, text: str) -> tuple[float, ...]:
         """Embed a query for `store`, refusing if the store was filled by another model."""
-        if len(store) or store.embedding_model is not None:
-            store.check_model(self.model, what=f"the query {text!r}")
+        store.check_model(self.model, what=f"the query {text!r}")
         return self.embed_one(text)
 
     def memory(
@@ -188,7 +187,6 @@ class Embedder:
         metadata: dict | None = None,
     ) -> Memory:
         """Embed `text`, add it to `store` as a new memory (id m1, m2, ...) and return it."""
-        if len(store) or store.embedding_model is not None:
-            store.check_model(self.model, what=f"the memory {text!r}")
+        store.check_model(self.model, what=f"the memory {text!r}")
         memory = self.memory(memory_id or store.next_id(), text, kind, importance, now, metadata)
         return store.add(memory)

@@ -270,8 +270,7 @@ class MemoryStore:
             raise TypeError(f"MemoryStore.add expects a Memory, got {type(memory).__name__}")
         if memory.id in self._memories:
             raise ValueError(f"a memory with id {memory.id!r} is already in the store")
-        if self._memories or self.embedding_model is not None:
-            self.check_model(memory.embedding_model, what=f"memory {memory.id!r}")
+        self.check_model(memory.embedding_model, what=f"memory {memory.id!r}")
         if self.dimension is not None and len(memory.embedding) != self.dimension:
             raise ValueError(
                 f"memory {memory.id!r} has a {len(memory.embedding)}-dimensional embedding, "
@@ -288,7 +287,12 @@ class MemoryStore:
         return memory
 
     def check_model(self, model: str | None, what: str = "the query") -> None:
-        """Raise EmbeddingModelMismatch unless `model` is the model of this store."""
+        """Raise EmbeddingModelMismatch unless `model` is the model of this store.
+
+        An empty store with no fixed model accepts any: its first memory decides.
+        """
+        if not self._memories and self.embedding_model is None:
+            return
         if model != self.embedding_model:
             mine = self.embedding_model or "hand-made vectors (no model)"
             theirs = model or "hand-made vectors (no model)"

@@ -18,8 +18,9 @@ from __future__ import annotations
 import numbers
 from typing import NamedTuple
 
-from memory_store import Memory, MemoryStore, as_number, as_timestamp, as_vector
+from memory_store import Memory, MemoryStore, as_timestamp, as_vector
 from scoring import (
+    check_decay_rate,
     check_weights,
     importance_score,
     recency_score,
@@ -136,7 +137,5 @@ def _checked(store, query_embedding, now, weights, decay_rate):
         )
     now = as_timestamp(now, "now")
     weights = check_weights(weights)
-    decay_rate = as_number(decay_rate, "decay_rate")
-    if not 0.0 < decay_rate <= 1.0:
-        raise ValueError(f"decay_rate must be in (0, 1], got {decay_rate!r}")
+    decay_rate = check_decay_rate(decay_rate)
     return query_embedding, now, weights, decay_rate

@@ -44,9 +44,7 @@ def recency_score(now, last_accessed, decay_rate: float = 0.995) -> float:
     """
     now = as_timestamp(now, "now")
     last_accessed = as_timestamp(last_accessed, "last_accessed")
-    decay_rate = as_number(decay_rate, "decay_rate")
-    if not 0.0 < decay_rate <= 1.0:
-        raise ValueError(f"decay_rate must be in (0, 1], got {decay_rate!r}")
+    decay_rate = check_decay_rate(decay_rate)
     ### BEGIN SOLUTION
     hours = max(0.0, (now - last_accessed) / SECONDS_PER_HOUR)  # hours, not seconds
     return decay_rate**hours
@@ -158,3 +156,14 @@ def check_weights(weights) -> tuple[float, float, float]:
         if w < 0:
             raise ValueError(f"{name} weight must be >= 0, got {w!r}")
     return values
+
+
+def check_decay_rate(decay_rate) -> float:
+    """Return decay_rate as a float in (0, 1], or raise: 0 forgets at once, above 1 grows."""
+    decay_rate = as_number(decay_rate, "decay_rate")
+    if not 0.0 < decay_rate <= 1.0:
+        raise ValueError(
+            f"decay_rate must be in (0, 1] (the fraction of recency kept per hour), "
+            f"got {decay_rate!r}"
+        )
+    return decay_rate
