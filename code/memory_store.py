@@ -137,6 +137,7 @@ class Memory:
         embedding_model: the model that made `embedding`, or None for hand-made vectors.
         superseded_by: id of the memory that replaced this one; retrieval skips it.
         metadata: free-form extras (e.g. {"role": "user"}).
+        user_id: whose memory this is; stores and recall can be scoped to one user.
     """
 
     id: str
@@ -149,6 +150,7 @@ class Memory:
     embedding_model: str | None = None
     superseded_by: str | None = None
     metadata: dict = field(default_factory=dict)
+    user_id: str = "default"
 
     def __setattr__(self, name: str, value: Any) -> None:
         # Validate on every assignment, not only in __init__, so that
@@ -178,6 +180,8 @@ class Memory:
                     f"memory {self.id!r} cannot supersede itself: "
                     "superseded_by must name another memory"
                 )
+        elif name == "user_id" and (not isinstance(value, str) or not value.strip()):
+            raise ValueError(f"user_id must be a non-empty string, got {value!r}")
         elif name == "metadata" and not isinstance(value, dict):
             raise TypeError(f"metadata must be a dict, got {type(value).__name__}")
         object.__setattr__(self, name, value)
@@ -222,6 +226,7 @@ class Memory:
             "embedding_model": self.embedding_model,
             "superseded_by": self.superseded_by,
             "metadata": dict(self.metadata),
+            "user_id": self.user_id,
         }
 
     @classmethod

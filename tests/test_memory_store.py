@@ -362,3 +362,15 @@ def test_supersede_refuses_a_replacement_that_is_itself_superseded():
     with pytest.raises(ValueError, match="'m1' is itself superseded by 'm2'"):
         store.supersede("m2", "m1")
     assert [m.id for m in store.live()] == ["m2"]
+
+
+def test_memory_belongs_to_the_default_user_unless_told_and_round_trips_its_user():
+    assert make().user_id == "default"
+    m = make(user_id="ada")
+    assert Memory.from_dict(m.to_dict()).user_id == "ada"
+
+
+@pytest.mark.parametrize("user_id", ["", "   ", None, 7])
+def test_memory_rejects_a_missing_or_non_string_user_id(user_id):
+    with pytest.raises(ValueError, match="user_id"):
+        make(user_id=user_id)
