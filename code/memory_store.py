@@ -2,8 +2,9 @@
 
 A memory is one thing worth remembering (a statement, an event, a skill) plus the
 numbers retrieval needs: when it was created, when it was last recalled, how much it
-matters (1-10) and an embedding of its text. The store is an append-only list of them,
-in the order they were added, with the ids unique and one embedding model for all.
+matters (1-10) and an embedding of its text. The store keeps them in the order
+they were added, with the ids unique and one embedding model for all. Memories are
+appended; one leaves only when asked to by name (`remove`), never as a side effect.
 
 Times are epoch seconds (floats), as in the course examples. A `datetime` is accepted
 anywhere a time is and converted on the way in, so the rest of the code only ever sees
@@ -252,7 +253,7 @@ class EmbeddingModelMismatch(ValueError):
 
 
 class MemoryStore:
-    """An in-memory, append-only memory stream with unique ids and one embedding model.
+    """An in-memory memory stream with unique ids and one embedding model.
 
     store = MemoryStore()             # model learned from the first memory added
     store = MemoryStore("memorylab/hashed-bow-384")   # or fixed up front
@@ -324,6 +325,22 @@ class MemoryStore:
                 f"supersede {old_id!r} with the current memory instead"
             )
         old.superseded_by = new.id
+
+    def remove(self, memory_id: str) -> Memory:
+        """Take a memory out of the store and return it (forgetting is deliberate).
+
+        Refused while another memory still names it as its replacement: the history
+        link `old.superseded_by` must never point at nothing.
+        """
+        memory = self.get(memory_id)
+        citing = [m.id for m in self._memories.values() if m.superseded_by == memory_id]
+        if citing:
+            raise ValueError(
+                f"memory {memory_id!r} replaced {', '.join(map(repr, citing))}; remove "
+                "those first, or keep it so their superseded_by link stays valid"
+            )
+        del self._memories[memory_id]
+        return memory
 
     def live(self) -> Iterator[Memory]:
         """Memories that have not been superseded, in the order they were added."""

@@ -7,7 +7,6 @@ import json
 from dataclasses import replace
 
 import pytest
-from conftest import DAY, HOUR, NOW
 
 import local_models
 from chat_with_memory import (
@@ -22,6 +21,7 @@ from chat_with_memory import (
     render_memory_block,
 )
 from config import Settings
+from conftest import DAY, HOUR, NOW
 from embedding_helpers import Embedder
 from memory_store import EmbeddingModelMismatch, MemoryStore
 

@@ -11,9 +11,9 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from conftest import HOUR, NOW
 
 import local_models
+from conftest import HOUR, NOW
 from embedding_helpers import Embedder, offline_dimensions, offline_embedding, tokenize
 from memory_store import EmbeddingModelMismatch, Memory, MemoryStore
 from retriever import retrieve

@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import numpy as np
 import pytest
-from conftest import DAY, HOUR, NOW
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from conftest import DAY, HOUR, NOW
 from memory_store import (
     KINDS,
     EmbeddingModelMismatch,
@@ -374,3 +374,25 @@ def test_memory_belongs_to_the_default_user_unless_told_and_round_trips_its_user
 def test_memory_rejects_a_missing_or_non_string_user_id(user_id):
     with pytest.raises(ValueError, match="user_id"):
         make(user_id=user_id)
+
+
+def test_remove_returns_the_memory_and_forgets_only_it():
+    store = MemoryStore()
+    a, b = store.add(make("a")), store.add(make("b"))
+    assert store.remove("a") is a
+    assert list(store) == [b] and "a" not in store
+    with pytest.raises(KeyError, match="'a'"):
+        store.remove("a")
+
+
+def test_remove_refuses_a_replacement_that_a_superseded_memory_still_points_to():
+    store = MemoryStore()
+    store.add(make("old"))
+    store.add(make("new"))
+    store.supersede("old", "new")
+    with pytest.raises(ValueError, match="'new' replaced 'old'"):
+        store.remove("new")
+    assert "new" in store
+    store.remove("old")
+    store.remove("new")
+    assert len(store) == 0

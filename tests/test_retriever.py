@@ -6,10 +6,10 @@ from datetime import UTC, datetime
 
 import numpy as np
 import pytest
-from conftest import DAY, HOUR, NOW
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import DAY, HOUR, NOW
 from memory_store import Memory, MemoryStore
 from retriever import ScoredMemory, rank_memories, retrieve
 from scoring import importance_score, recency_score, relevance_score, retrieval_score

@@ -7,10 +7,10 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
-from conftest import HOUR, NOW
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conftest import HOUR, NOW
 from scoring import (
     check_weights,
     importance_score,
