@@ -1,0 +1,250 @@
+"""The checks that teach: they pass the reference and name each common mistake.
+
+Each wrong implementation below is a mistake a learner makes; its check must fail
+with a message that shows expected and got and names that mistake.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import checks
+import retriever_checks
+from checks import CheckFailed, NotImplementedYet
+from retriever import rank_memories, retrieve
+from scoring import importance_score, recency_score, relevance_score, retrieval_score
+
+
+def test_the_reference_solution_passes_every_check(capsys):
+    checks.check_recency_score()
+    checks.check_importance_score()
+    checks.check_relevance_score()
+    checks.check_retrieval_score()
+    retriever_checks.check_rank_memories()
+    retriever_checks.check_retrieve()
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        "recency_score: 7 checks passed",
+        "importance_score: 4 checks passed",
+        "relevance_score: 7 checks passed",
+        "retrieval_score: 7 checks passed",
+        "rank_memories: 4 checks passed",
+        "retrieve: 7 checks passed",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("cases", "name", "function"),
+    [
+        (checks.RECENCY_CASES, "recency_score", recency_score),
+        (checks.IMPORTANCE_CASES, "importance_score", importance_score),
+        (checks.RELEVANCE_CASES, "relevance_score", relevance_score),
+        (checks.RETRIEVAL_SCORE_CASES, "retrieval_score", retrieval_score),
+    ],
+)
+def test_every_written_out_answer_is_what_the_reference_computes(cases, name, function):
+    for case in cases:
+        assert function(*case.args, **case.kwargs) == pytest.approx(case.expected, abs=1e-9)
+
+
+def test_every_scenario_answer_is_what_the_reference_retriever_returns():
+    for scenario in retriever_checks.SCENARIOS:
+        store = scenario.build()
+        rows = rank_memories(store, scenario.query, checks.NOW, scenario.weights,
+                             scenario.decay_rate)  # fmt: skip
+        assert tuple(row.memory.id for row in rows) == scenario.ranking, scenario.title
+
+
+def _stub(*args, **kwargs):
+    raise NotImplementedError()
+
+
+@pytest.mark.parametrize(
+    ("check", "where"),
+    [
+        (checks.check_recency_score, "code/scoring.py, Milestone 1 (01_recency.ipynb)"),
+        (checks.check_relevance_score, "code/scoring.py, Milestone 2"),
+        (checks.check_retrieval_score, "code/scoring.py, Milestone 3"),
+        (retriever_checks.check_retrieve, "code/retriever.py, Milestone 4"),
+        (retriever_checks.check_rank_memories, "code/retriever.py, Milestone 4"),
+    ],
+)
+def test_a_stub_is_reported_as_not_implemented_with_its_file_and_milestone(check, where):
+    with pytest.raises(NotImplementedYet, match="not implemented yet") as failure:
+        check(_stub)
+    assert where in str(failure.value)
+
+
+HOUR = 3600.0
+
+WRONG_RECENCY = [
+    ("seconds", lambda now, last, decay_rate=0.995: decay_rate ** (now - last)),
+    ("days", lambda now, last, decay_rate=0.995: decay_rate ** ((now - last) / 86400)),
+    ("multiplied", lambda now, last, decay_rate=0.995: decay_rate * (now - last) / HOUR),
+    ("part forgotten", lambda now, last, decay_rate=0.995: 1 - decay_rate ** ((now - last) / HOUR)),
+    ("LangChain", lambda now, last, decay_rate=0.995: (1 - decay_rate) ** ((now - last) / HOUR)),
+    ("ignored", lambda now, last, decay_rate=0.995: 0.995 ** ((now - last) / HOUR)),
+    (
+        "future must count as 0",
+        lambda now, last, decay_rate=0.995: decay_rate ** ((now - last) / HOUR),
+    ),
+    ("returned None", lambda now, last, decay_rate=0.995: None),
+    ("division by zero", lambda now, last, decay_rate=0.995: 1 / 0),
+]
+WRONG_IMPORTANCE = [
+    ("returned as is", lambda importance: importance),
+    ("floor division", lambda importance: importance // 10),
+    ("divided by 100", lambda importance: importance / 100),
+    ("min-max", lambda importance: (importance - 1) / 9),
+]
+
+
+def _dot(q, m):
+    return sum(a * b for a, b in zip(q, m))
+
+
+def _norm(v):
+    return math.sqrt(_dot(v, v))
+
+
+WRONG_RELEVANCE = [
+    ("bare dot product", _dot),
+    ("query's length only", lambda q, m: _dot(q, m) / _norm(q)),
+    ("cosine distance", lambda q, m: 1 - _dot(q, m) / (_norm(q) * _norm(m))),
+    ("Euclidean", lambda q, m: math.dist(q, m)),
+    ("absolute value", lambda q, m: abs(_dot(q, m) / (_norm(q) * _norm(m)))),
+    (
+        "zero length",  # NaN on the zero vector
+        lambda q, m: _dot(q, m) / (_norm(q) * _norm(m)) if _norm(q) else float("nan"),
+    ),
+    ("division by zero", lambda q, m: _dot(q, m) / (_norm(q) * _norm(m))),
+    ("a list", lambda q, m: [_dot(q, m)]),
+]
+
+
+def _weighted(order, divide_by=1.0):
+    """A weighted sum pairing weight i with signal order[i] (a wrong order is a mistake)."""
+    return lambda rel, rec, imp, weights=(1, 1, 1): (
+        sum(weights[i] * s for i, s in zip(order, (rel, rec, imp))) / divide_by
+    )
+
+
+WRONG_RETRIEVAL_SCORE = [
+    ("recency and importance weights are swapped", _weighted((0, 2, 1))),
+    ("relevance and recency weights are swapped", _weighted((1, 0, 2))),
+    ("weights rotated", _weighted((1, 2, 0))),
+    ("weights were ignored", lambda rel, rec, imp, weights=(1, 1, 1): rel + rec + imp),
+    ("a mean", _weighted((0, 1, 2), divide_by=3)),
+    ("multiplied together", lambda rel, rec, imp, weights=(1, 1, 1): rel * rec * imp),
+]
+
+
+@pytest.mark.parametrize(
+    ("check", "mistake", "wrong"),
+    [(checks.check_recency_score, m, f) for m, f in WRONG_RECENCY]
+    + [(checks.check_importance_score, m, f) for m, f in WRONG_IMPORTANCE]
+    + [(checks.check_relevance_score, m, f) for m, f in WRONG_RELEVANCE]
+    + [(checks.check_retrieval_score, m, f) for m, f in WRONG_RETRIEVAL_SCORE],
+    ids=lambda value: value if isinstance(value, str) else None,
+)
+def test_a_wrong_scoring_function_fails_naming_its_mistake(check, mistake, wrong):
+    with pytest.raises(CheckFailed) as failure:
+        check(wrong)
+    message = str(failure.value)
+    assert "expected:" in message and "got:" in message
+    assert mistake in message, message
+
+
+def _ranked(store, q, now, weights, decay_rate):
+    return rank_memories(store, q, now, weights=weights, decay_rate=decay_rate)
+
+
+def _retrieve_variant(select=lambda rows, k: rows[:k], touch="returned", returns="memory",
+                      skip_superseded=True, clock=None):  # fmt: skip
+    """A retrieve with one deliberate mistake, built on the reference ranking."""
+
+    def wrong(store, q, now, k=3, weights=(1.0, 1.0, 1.0), decay_rate=0.995):
+        rows = _ranked(store, q, now, weights, decay_rate)
+        if not skip_superseded:
+            superseded = [m for m in store if m.superseded_by is not None]
+            for memory in superseded:
+                memory.superseded_by = None
+            rows = _ranked(store, q, now, weights, decay_rate)
+        top = select(rows, k)
+        chosen = {"returned": top, "all": rows, "none": []}[touch]
+        for row in chosen:
+            row.memory.last_accessed = clock if clock is not None else now
+        pick = {
+            "memory": lambda row: row.memory,
+            "row": lambda row: row,
+            "id": lambda row: row.memory.id,
+            "score": lambda row: row.score,
+        }[returns]
+        return [pick(row) for row in top]
+
+    return wrong
+
+
+def _created_at_retrieve(store, q, now, k=3, weights=(1.0, 1.0, 1.0), decay_rate=0.995):
+    saved = {m.id: m.last_accessed for m in store}
+    for m in store:
+        m.last_accessed = m.created_at
+    rows = _ranked(store, q, now, weights, decay_rate)[:k]
+    for m in store:
+        m.last_accessed = saved[m.id]
+    for row in rows:
+        row.memory.last_accessed = now
+    return [row.memory for row in rows]
+
+
+WRONG_RETRIEVE = [
+    ("worst first", _retrieve_variant(select=lambda rows, k: rows[::-1][:k])),
+    ("one result too many", _retrieve_variant(select=lambda rows, k: rows[: k + 1])),
+    ("one result too few", _retrieve_variant(select=lambda rows, k: rows[: k - 1])),
+    ("ranking rows were returned", _retrieve_variant(returns="row")),
+    ("ids were returned", _retrieve_variant(returns="id")),
+    ("scores were returned", _retrieve_variant(returns="score")),
+    ("not refreshed", _retrieve_variant(touch="none")),
+    ("every memory was refreshed", _retrieve_variant(touch="all")),
+    ("not to `now`", _retrieve_variant(clock=123.0)),
+    ("superseded memory was returned", _retrieve_variant(skip_superseded=False)),
+    ("from created_at", _created_at_retrieve),
+    (
+        "keep the store's order",
+        _retrieve_variant(select=lambda rows, k: sorted(rows, key=lambda r: r.score)[::-1][:k]),
+    ),
+    (
+        "weights argument was not passed on",
+        lambda store, q, now, k=3, weights=None, decay_rate=0.995: retrieve(
+            store, q, now, k=k, decay_rate=decay_rate
+        ),
+    ),
+    (
+        "decay_rate argument was not passed on",
+        lambda store, q, now, k=3, weights=(1, 1, 1), decay_rate=None: retrieve(
+            store, q, now, k=k, weights=weights
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(("mistake", "wrong"), WRONG_RETRIEVE, ids=[m for m, _ in WRONG_RETRIEVE])
+def test_a_wrong_retriever_fails_naming_its_mistake(mistake, wrong):
+    with pytest.raises(CheckFailed) as failure:
+        retriever_checks.check_retrieve(wrong)
+    message = str(failure.value)
+    assert "expected:" in message and "got:" in message
+    assert mistake in message, message
+
+
+def test_a_ranking_that_refreshes_memories_fails():
+    def touching(store, q, now, weights=(1.0, 1.0, 1.0), decay_rate=0.995):
+        rows = rank_memories(store, q, now, weights, decay_rate)
+        for row in rows:
+            row.memory.last_accessed = now
+        return rows
+
+    with pytest.raises(CheckFailed, match="refreshing belongs to retrieve"):
+        retriever_checks.check_rank_memories(touching)
