@@ -62,10 +62,15 @@ class Scenario:
         store = MemoryStore()
         for memory_id, vector, created, accessed, importance, _ in self.rows:
             store.add(
-                Memory(memory_id, f"memory {memory_id}", created_at=NOW - created * HOUR,
-                       last_accessed=NOW - accessed * HOUR, importance=importance,
-                       embedding=vector)
-            )  # fmt: skip
+                Memory(
+                    memory_id,
+                    f"memory {memory_id}",
+                    created_at=NOW - created * HOUR,
+                    last_accessed=NOW - accessed * HOUR,
+                    importance=importance,
+                    embedding=vector,
+                )
+            )
         for memory_id, *_, replaced_by in self.rows:
             if replaced_by:
                 store.supersede(memory_id, replaced_by)
@@ -202,10 +207,17 @@ def run_scenario(scenario: Scenario, function: Callable | None = None) -> None:
     before = {m.id: m.last_accessed for m in store}
     call = scenario.call()
     result = call_learner(
-        "retrieve", function, call, scenario.expected, store, list(scenario.query), NOW,
+        "retrieve",
+        function,
+        call,
+        scenario.expected,
+        store,
+        list(scenario.query),
+        NOW,
         k=scenario.k,
-        weights=scenario.weights, decay_rate=scenario.decay_rate,
-    )  # fmt: skip
+        weights=scenario.weights,
+        decay_rate=scenario.decay_rate,
+    )
     mistake = shape_mistake(result, store)
     if mistake:
         raise report(call, scenario.expected, describe(result), mistake, "retrieve")
@@ -217,8 +229,9 @@ def run_scenario(scenario: Scenario, function: Callable | None = None) -> None:
     if mistake:
         touched = {m.id: "now" if m.last_accessed == NOW else "unchanged" for m in store}
         expected = {i: "now" if i in got else "unchanged" for i in before}
-        raise report(call + "\n  last_accessed after the call", expected, touched, mistake,
-                     "retrieve")  # fmt: skip
+        raise report(
+            call + "\n  last_accessed after the call", expected, touched, mistake, "retrieve"
+        )
 
 
 def check_retrieve(function: Callable | None = None) -> None:
@@ -261,7 +274,10 @@ def check_rank_memories(function: Callable | None = None) -> None:
     changed = sorted(m.id for m in store if m.last_accessed != before[m.id])
     if changed:
         raise report(
-            call, "no memory changed", f"last_accessed changed on {changed}",
-            "rank_memories only ranks; refreshing belongs to retrieve", "rank_memories",
-        )  # fmt: skip
+            call,
+            "no memory changed",
+            f"last_accessed changed on {changed}",
+            "rank_memories only ranks; refreshing belongs to retrieve",
+            "rank_memories",
+        )
     passed("rank_memories", 4)

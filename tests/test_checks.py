@@ -52,8 +52,9 @@ def test_every_written_out_answer_is_what_the_reference_computes(cases, name, fu
 def test_every_scenario_answer_is_what_the_reference_retriever_returns():
     for scenario in retriever_checks.SCENARIOS:
         store = scenario.build()
-        rows = rank_memories(store, scenario.query, checks.NOW, scenario.weights,
-                             scenario.decay_rate)  # fmt: skip
+        rows = rank_memories(
+            store, scenario.query, checks.NOW, scenario.weights, scenario.decay_rate
+        )
         assert tuple(row.memory.id for row in rows) == scenario.ranking, scenario.title
 
 
@@ -161,8 +162,13 @@ def _ranked(store, q, now, weights, decay_rate):
     return rank_memories(store, q, now, weights=weights, decay_rate=decay_rate)
 
 
-def _retrieve_variant(select=lambda rows, k: rows[:k], touch="returned", returns="memory",
-                      skip_superseded=True, clock=None):  # fmt: skip
+def _retrieve_variant(
+    select=lambda rows, k: rows[:k],
+    touch="returned",
+    returns="memory",
+    skip_superseded=True,
+    clock=None,
+):
     """A retrieve with one deliberate mistake, built on the reference ranking."""
 
     def wrong(store, q, now, k=3, weights=(1.0, 1.0, 1.0), decay_rate=0.995):
