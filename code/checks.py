@@ -49,9 +49,17 @@ MILESTONES = {
 class CheckFailed(AssertionError):
     """A learner function gave a wrong answer; the message says what and why."""
 
+    title = "Check failed"
+
+    def _render_traceback_(self) -> list[str]:
+        # IPython shows this instead of a traceback: the message is the whole story.
+        return [f"\x1b[1;31m{self.title}\x1b[0m", *str(self).splitlines()]
+
 
 class NotImplementedYet(CheckFailed):
     """The function is still the stub that raises NotImplementedError."""
+
+    title = "Not implemented yet"
 
 
 def where(name: str) -> str:
@@ -426,16 +434,28 @@ def check_retrieval_score(function: Callable | None = None) -> None:
 # --- in a notebook: show a failed check as its message, not as a traceback ------------
 
 
-def _show_check_failure(shell, etype, value, tb, tb_offset=None):
-    title = "Not implemented yet" if issubclass(etype, NotImplementedYet) else "Check failed"
-    return [f"\x1b[1;31m{title}\x1b[0m\n{value}"]
+def _stub_name(tb) -> str | None:
+    """The learner function whose stub raised, from the innermost frame of a traceback."""
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    name = tb.tb_frame.f_code.co_name
+    return name if name in MILESTONES else None
+
+
+def _show_stub(shell, etype, value, tb, tb_offset=None):
+    """Show a learner stub's NotImplementedError as "which file, which milestone"."""
+    name = _stub_name(tb)
+    if name is not None:
+        value, etype = not_implemented(name), NotImplementedYet
+    shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
 
 
 def _install_notebook_display() -> None:
+    """Inside IPython, a learner stub shows a short message instead of a traceback."""
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython else None
     if shell is not None and hasattr(shell, "set_custom_exc"):
-        shell.set_custom_exc((CheckFailed,), _show_check_failure)
+        shell.set_custom_exc((NotImplementedError,), _show_stub)
 
 
 _install_notebook_display()

@@ -7,6 +7,7 @@ with a message that shows expected and got and names that mistake.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
@@ -254,3 +255,26 @@ def test_a_ranking_that_refreshes_memories_fails():
 
     with pytest.raises(CheckFailed, match="refreshing belongs to retrieve"):
         retriever_checks.check_rank_memories(touching)
+
+
+def test_in_a_notebook_a_stub_and_a_failed_check_show_a_short_message_not_a_traceback(tmp_path):
+    import nbformat
+    from nbclient import NotebookClient
+
+    code_dir = str(Path(checks.__file__).parent)
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(f"import sys; sys.path.insert(0, {code_dir!r}); import checks"),
+        nbformat.v4.new_code_cell("def retrieve(*a):\n    raise NotImplementedError()\nretrieve()"),
+        nbformat.v4.new_code_cell("checks.check_importance_score(lambda importance: importance)"),
+        nbformat.v4.new_code_cell("raise NotImplementedError('not a learner function')"),
+    ]
+    NotebookClient(nb, kernel_name="python3", allow_errors=True, timeout=60).execute()
+    stub, wrong, other = (cell.outputs[-1] for cell in nb.cells[1:])
+    assert stub.output_type == wrong.output_type == other.output_type == "error"
+    assert stub.ename == "NotImplementedYet"
+    assert "code/retriever.py, Milestone 4" in stub.evalue
+    assert len(stub.traceback) == 2  # the title and the message: no stack of frames
+    assert wrong.ename == "CheckFailed"
+    assert "the rating was returned as is" in "\n".join(wrong.traceback)
+    assert other.ename == "NotImplementedError" and len(other.traceback) > 2
