@@ -324,11 +324,12 @@ def render_section(questions, now: datetime, source: str, model=None, replies=No
             lines += ["**Unanswered.** A good answer covers:", ""]
             lines += [f"- [ ] {idea.label}" for idea, _ in checks]
             continue
-        lines.append(f"Answered ({q.words} words).")
+        lines.append(f"Answered ({q.words} word{'s' if q.words != 1 else ''}).")
         if q.id not in CHECKLISTS:
             lines[-1] += " No checklist: this heading is not one of the questions."
         if q.id in replies:
-            lines += ["", f"**Mentor ({model}):**", "", replies[q.id].strip()]
+            reply = replies[q.id].strip() or "(the model returned an empty reply)"
+            lines += ["", f"**Mentor ({model}):**", "", reply]
         if checks:
             found = sum(1 for _, keyword in checks if keyword)
             lines += [

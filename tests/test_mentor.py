@@ -150,6 +150,13 @@ def test_a_key_idea_is_ticked_when_a_word_starts_with_its_keyword(qid, answer, i
     assert results[idea][1] == found
 
 
+@pytest.mark.parametrize("qid", list(CHECKLISTS))
+def test_an_answer_that_says_nothing_ticks_nothing(qid):
+    assert [found for _, found in check_answer(qid, "I don't know yet.")] == [None] * len(
+        CHECKLISTS[qid][1]
+    )
+
+
 def test_an_unknown_question_has_no_checklist():
     with pytest.raises(KeyError, match="no checklist for 'Q99'"):
         check_answer("Q99", "anything")
@@ -227,7 +234,7 @@ def test_a_question_the_checklists_do_not_know_is_reported(tmp_path):
     path.write_text("## Q1. Why?\n\n**Your answer:**\n\nStateless.\n\n## Q42. Mine\n\nHi.\n")
     text = run(path, now=WHEN, say=lambda _: None).read_text(encoding="utf-8")
     assert "Missing from the file (restore their headings): Q2, Q3," in text
-    assert "Answered (1 words). No checklist: this heading is not one of the questions." in text
+    assert "Answered (1 word). No checklist: this heading is not one of the questions." in text
     assert "(No `**Your answer:**` line: the whole section was read as the answer.)" in text
 
 
