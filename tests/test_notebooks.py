@@ -7,7 +7,10 @@ question they will ask, and nbgrader scores a graded cell that writes to stderr 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -69,32 +72,69 @@ def test_notebook_is_valid_nbformat(path):
     nbformat.validate(nbformat.read(path, as_version=4))
 
 
-def execute(path: Path) -> nbformat.NotebookNode:
-    """Run a copy of the notebook in its own folder, as a learner's 'Run All' would."""
-    from nbclient import NotebookClient
+RUNNER = """
+import sys, nbformat
+from nbclient import NotebookClient
+source, target, guard = sys.argv[1:4]
+nb = nbformat.read(source, as_version=4)
+nb.cells.insert(0, nbformat.v4.new_code_cell(open(guard).read()))
+NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
+               resources={"metadata": {"path": sys.argv[4]}}).execute()
+del nb.cells[0]
+nbformat.write(nb, target)
+"""
 
-    nb = nbformat.read(path, as_version=4)
-    nb.cells.insert(0, nbformat.v4.new_code_cell(NETWORK_GUARD))
-    env_before = dict(os.environ)
-    os.environ["PYTHONWARNINGS"] = "default"  # show every warning, so the test sees it
+
+def execute(path: Path, workdir: Path) -> nbformat.NotebookNode:
+    """Run the notebook in its own folder, as a learner's 'Run All' would; return the result.
+
+    Each notebook runs in its own Python process, so several can run at once.
+    """
+    guard, target = workdir / f"{path.stem}.guard.py", workdir / path.name
+    guard.write_text(NETWORK_GUARD)
+    done = subprocess.run(
+        [sys.executable, "-c", RUNNER, str(path), str(target), str(guard), str(path.parent)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"{path.name} could not be executed:\n{done.stderr[-3000:]}")
+    return nbformat.read(target, as_version=4)
+
+
+@pytest.fixture(scope="session")
+def executed(request, tmp_path_factory) -> dict:
+    """Every selected notebook, executed; several kernels at once to keep the run short.
+
+    The kernels inherit this environment: no MEMORY_LAB_* setting or .env file of the
+    machine, and every warning shown (so that the test sees it on stderr).
+    """
+    wanted = [
+        item.callspec.params["path"]
+        for item in request.session.items
+        if getattr(item, "originalname", "")
+        == "test_notebook_runs_top_to_bottom_without_errors_or_stderr"
+    ]
+    saved = dict(os.environ)
+    for name in [n for n in os.environ if n.startswith("MEMORY_LAB_")]:
+        del os.environ[name]
+    os.environ.update(PYTHONWARNINGS="default", MEMORY_LAB_ENV_FILE="")
     try:
-        NotebookClient(
-            nb,
-            timeout=300,
-            kernel_name="python3",
-            allow_errors=True,
-            resources={"metadata": {"path": str(path.parent)}},
-        ).execute()
+        with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
+            workdir = tmp_path_factory.mktemp("executed")
+            futures = {path: pool.submit(execute, path, workdir) for path in wanted}
+            return {path: future.exception() or future.result() for path, future in futures.items()}
     finally:
         os.environ.clear()
-        os.environ.update(env_before)
-    del nb.cells[0]
-    return nb
+        os.environ.update(saved)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
-def test_notebook_runs_top_to_bottom_without_errors_or_stderr(path):
-    nb = execute(path)
+def test_notebook_runs_top_to_bottom_without_errors_or_stderr(path, executed):
+    nb = executed[path]
+    if isinstance(nb, BaseException):
+        raise nb
     problems = []
     for index, cell in enumerate(nb.cells):
         for output in cell.get("outputs", []):
