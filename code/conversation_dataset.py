@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -58,6 +59,7 @@ class EvalSet:
     questions: list[Question]
     embedder: Embedder
     _relevance: dict[str, list[float]] = field(default_factory=dict, repr=False)
+    _support: list[frozenset[int]] = field(default_factory=list, repr=False)
 
     @property
     def memories(self) -> list[Memory]:
@@ -69,27 +71,39 @@ class EvalSet:
     def relevances(self, question: Question) -> list[float]:
         """relevance_score of the question against every memory, computed once per run."""
         if question.id not in self._relevance:
+            if not self._support:  # which coordinates of each memory are non-zero
+                self._support = [_nonzero(m.embedding) for m in self.store]
             query = self.embedder.embed_one(question.text)
-            self._relevance[question.id] = [_cosine(query, m.embedding) for m in self.store]
+            on = _nonzero(query)
+            self._relevance[question.id] = [
+                _cosine(query, m.embedding, on | support)
+                for m, support in zip(self.store, self._support)
+            ]
         return self._relevance[question.id]
 
 
-def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    # Coordinates where both vectors are 0 add nothing to the dot product or the norms,
-    # so dropping them leaves the cosine unchanged; for the sparse offline embeddings it
-    # turns 384 numbers into a handful and keeps the learner's relevance_score fast enough.
-    keep = [i for i in range(len(a)) if a[i] or b[i]] or [0]
+def _cosine(a: Sequence[float], b: Sequence[float], support: frozenset[int]) -> float:
+    """relevance_score(a, b), computed only on the coordinates where a or b is non-zero.
+
+    The others add nothing to the dot product or to either norm, so the cosine is the
+    same; for the sparse offline embeddings that turns 384 numbers into a handful.
+    """
+    keep = sorted(support) or [0]  # two zero vectors: relevance_score gives 0.0
     return relevance_score([a[i] for i in keep], [b[i] for i in keep])
 
 
+def _nonzero(vector: Sequence[float]) -> frozenset[int]:
+    return frozenset(i for i, x in enumerate(vector) if x)
+
+
 def load_dataset(source, embedder: Embedder | None = None) -> EvalSet:
-    """Read a conversation dataset (a path or an already-parsed dict) into an EvalSet.
+    """Read a conversation dataset (a file path, or the already-parsed JSON) into an EvalSet.
 
     Every turn becomes a Memory (id = turn id, created_at = last_accessed = its date) and
     `supersedes` links become superseded_by. Raises DatasetError naming the first problem.
     """
-    if isinstance(source, dict):
-        data, where = source, "dataset"
+    if not isinstance(source, str | os.PathLike):
+        data, where = source, "dataset"  # already parsed
     else:
         path = Path(source)
         where = path.name
@@ -157,6 +171,8 @@ def _parse(data, where: str) -> tuple[list[dict], list[Question]]:
                 raise DatasetError(
                     f"{at_}.supersedes names {old!r}, which is not an earlier turn in the file"
                 )
+            if old is not None and seen[old] > at:
+                raise DatasetError(f"{at_}.supersedes names {old!r}, which is dated after it")
             if old is not None and any(x["supersedes"] == old for x in turns):
                 raise DatasetError(f"{at_}: turn {old!r} is superseded twice; only once is allowed")
             speaker = turn.get("speaker", "user")

@@ -35,8 +35,6 @@ from memory_store import KINDS
 from retriever import ScoredMemory
 from scoring import importance_score, recency_score, retrieval_score
 
-__all__ = ["DatasetError", "EvalSet", "Question", "load_dataset"]  # re-exported for users
-
 DEFAULT_DATA = Path(__file__).resolve().parent.parent / "data" / "eval" / "one_year.json"
 DEFAULT_KS = (1, 3, 5, 10)
 
