@@ -238,7 +238,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     def say(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
-    say(f"loading and embedding {args.data}")
+    say(f"loading and embedding {_shown(Path(args.data))}")
     try:
         evalset = load_dataset(args.data, Embedder(args.embed_model))
     except (DatasetError, OSError) as err:
@@ -251,6 +251,14 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"embeddings {evalset.embedder.model}\n")  # fmt: skip
     print(format_table(reports, "MRR"))
     return 0
+
+
+def _shown(path: Path) -> Path:
+    """The path relative to the working directory when it is below it (shorter to read)."""
+    try:
+        return path.resolve().relative_to(Path.cwd())
+    except ValueError:
+        return path
 
 
 if __name__ == "__main__":
