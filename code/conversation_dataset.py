@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -69,17 +69,28 @@ class EvalSet:
         return sorted({q.category for q in self.questions})
 
     def relevances(self, question: Question) -> list[float]:
-        """relevance_score of the question against every memory, computed once per run."""
+        """relevance_score of the question against every memory, in store order."""
         if question.id not in self._relevance:
-            if not self._support:  # which coordinates of each memory are non-zero
-                self._support = [_nonzero(m.embedding) for m in self.store]
-            query = self.embedder.embed_one(question.text)
+            self.prepare()
+        return self._relevance[question.id]
+
+    def prepare(self, progress: Callable[[str], None] | None = None) -> None:
+        """Embed all questions in one call and score each against every memory, once per run."""
+        todo = [q for q in self.questions if q.id not in self._relevance]
+        if not todo:
+            return
+        if not self._support:  # which coordinates of each memory are non-zero
+            self._support = [_nonzero(m.embedding) for m in self.store]
+        for done, (question, query) in enumerate(
+            zip(todo, self.embedder.embed([q.text for q in todo])), start=1
+        ):
             on = _nonzero(query)
             self._relevance[question.id] = [
                 _cosine(query, m.embedding, on | support)
                 for m, support in zip(self.store, self._support)
             ]
-        return self._relevance[question.id]
+            if progress and (done % 25 == 0 or done == len(todo)):
+                progress(f"relevance: {done}/{len(todo)} questions x {len(self.store)} memories")
 
 
 def _cosine(a: Sequence[float], b: Sequence[float], support: frozenset[int]) -> float:

@@ -116,7 +116,7 @@ def rank(evalset: EvalSet, question: Question, strategy: Strategy) -> list[Score
             continue  # its replacement exists by now: a contradicted fact is wrong
         rec = recency_score(now, memory.last_accessed, strategy.decay_rates[memory.kind])
         rows.append([memory, rel, rec, importance_score(memory.importance)])
-    if strategy.min_max:
+    if strategy.min_max and rows:
         for col in (1, 2, 3):
             _min_max(rows, col)
     scored = [
@@ -194,6 +194,7 @@ def ablation(
 ) -> list[Report]:
     """Evaluate each strategy on the same data, in order; `progress` hears each step."""
     strategies = list(STRATEGIES.values() if strategies is None else strategies)
+    evalset.prepare(progress)  # relevance does not depend on the strategy: compute it once
     reports = []
     for i, strategy in enumerate(strategies, start=1):
         if progress:
