@@ -71,12 +71,14 @@ class EvalSet:
     def relevances(self, question: Question) -> list[float]:
         """relevance_score of the question against every memory, in store order."""
         if question.id not in self._relevance:
-            self.prepare()
+            mine = any(q.id == question.id for q in self.questions)
+            self.prepare(questions=None if mine else [question])
         return self._relevance[question.id]
 
-    def prepare(self, progress: Callable[[str], None] | None = None) -> None:
-        """Embed all questions in one call and score each against every memory, once per run."""
-        todo = [q for q in self.questions if q.id not in self._relevance]
+    def prepare(self, progress: Callable[[str], None] | None = None, questions=None) -> None:
+        """Embed the questions (default: all) in one call and score each against every
+        memory; each question is scored once per run, whatever the strategy."""
+        todo = [q for q in (questions or self.questions) if q.id not in self._relevance]
         if not todo:
             return
         if not self._support:  # which coordinates of each memory are non-zero

@@ -14,8 +14,8 @@ on every machine and Python version; a test checks the shipped file equals `gene
 
     python code/eval_data.py            # rewrite data/eval/one_year.json
 
-Deliberately left out: reading the file back and scoring (evaluation.py). The dataset is in
-the conversation format that evaluation.load_dataset documents (docs/evaluation.md).
+Deliberately left out: reading the file back (conversation_dataset.py, whose format this
+follows; see docs/evaluation.md) and scoring (evaluation.py).
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from embedding_helpers import Embedder, tokenize
 from evaluation import (
     DEFAULT_DATA,
     STRATEGIES,
+    Question,
     Strategy,
     ablation,
     decay_from_half_lives,
@@ -198,8 +199,15 @@ def test_candidates_are_what_was_said_by_then_minus_superseded_facts(question, e
 
 def test_ranking_never_touches_a_memory(year):
     before = {m.id: m.last_accessed for m in year.store}
-    ablation(year, ks=(1,))
+    ablation(year, [STRATEGIES["course"], STRATEGIES["generative-agents"]], ks=(1,))
     assert {m.id: m.last_accessed for m in year.store} == before
+
+
+def test_a_question_from_outside_the_dataset_can_be_ranked_too(year):
+    asked = Question("extra", "Can I deploy to production on Friday?", 1.8e9, ("m0001",), "x")
+    rows = rank(year, asked, STRATEGIES["relevance"])
+    assert len(rows) == len(year.store)  # asked after the whole year: everything is a candidate
+    assert "deploy" in rows[0].memory.text.lower()
 
 
 def test_decay_from_half_lives_halves_recency_after_one_half_life():
@@ -274,6 +282,7 @@ def test_command_prints_the_table_on_stdout_and_progress_on_stderr(capsys):
     assert lines[2].split() == ["strategy", "R@1", "R@5", "MRR"]
     assert [line.split()[0] for line in lines[4:6]] == ["course", "ram"]
     assert "MRR by category" in out
+    assert "relevance: 60/60 questions x 547 memories" in err
     assert "[1/2] course" in err and "[2/2] ram" in err
 
 
