@@ -522,7 +522,7 @@ def _iso(moment: datetime) -> str:
 
 
 def dumps(dataset: dict) -> str:
-    """The exact text of the shipped file: sorted-free, indented, one trailing newline."""
+    """The exact text of the shipped file: keys in order, indented, one trailing newline."""
     return json.dumps(dataset, indent=1, ensure_ascii=False) + "\n"
 
 

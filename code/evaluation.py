@@ -242,7 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     say(f"loading and embedding {_shown(Path(args.data))}")
     try:
         evalset = load_dataset(args.data, Embedder(args.embed_model))
-    except (DatasetError, OSError) as err:
+    except (DatasetError, ValueError, OSError) as err:  # a bad file, model name or path
         say(f"error: {err}")
         return 2
     say(f"{len(evalset.store)} memories, {len(evalset.questions)} questions")

@@ -293,6 +293,11 @@ def test_command_reports_a_broken_file_and_exits_2(tmp_path, capsys):
     assert "broken.json is not valid JSON" in capsys.readouterr().err
 
 
+def test_command_reports_an_unknown_embedding_model_and_exits_2(capsys):
+    assert main(["--embed-model", "memorylab/hashed-bow-3"]) == 2
+    assert "unknown offline embedding model" in capsys.readouterr().err
+
+
 def test_command_refuses_k_below_one(capsys):
     with pytest.raises(SystemExit):
         main(["--k", "0"])
