@@ -85,7 +85,11 @@ def open_read_only(path: Path) -> sqlite3.Connection:
             f"{path} is not a SQLite database, so it is not a Memory Lab store. It was left "
             "untouched: point MEMORY_LAB_DB (or --db) at another file, or move this one away."
         )
-    db = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True, timeout=BUSY_TIMEOUT)
+    # With no -wal file beside it, nobody has the file open for writing and everything is in
+    # the file itself: read it as immutable, which creates no -wal or -shm file next to it.
+    wal = path.with_name(path.name + "-wal")
+    mode = "mode=ro" if wal.exists() else "mode=ro&immutable=1"
+    db = sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True, timeout=BUSY_TIMEOUT)
     try:
         version = db.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
