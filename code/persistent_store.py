@@ -146,8 +146,8 @@ class PersistentMemoryStore(MemoryStore):
             return super().add(memory)  # raises its TypeError
         if memory.user_id not in ("default", self.user_id):
             raise ValueError(
-                f"memory {memory.id!r} belongs to user {memory.user_id!r}; this store "
-                f"holds only user {self.user_id!r}'s memories (open one for that user)"
+                f"memory {memory.id!r} belongs to user {memory.user_id!r}; this store holds "
+                f"only the memories of user {self.user_id!r} (open a store for that user)"
             )
         row = snapshot(memory)  # first: refuses metadata that JSON cannot hold
         with self._undo_if_failed():

@@ -248,7 +248,9 @@ def test_each_user_counts_ids_from_m1(two_users):
 
 def test_another_users_memory_is_refused_and_an_unassigned_one_is_claimed(path):
     with open_store(path, "alice") as alice:
-        with pytest.raises(ValueError, match="belongs to user 'bob'.*only user 'alice'"):
+        with pytest.raises(
+            ValueError, match="belongs to user 'bob'.*only the memories of user 'alice'"
+        ):
             alice.add(memory("m1", user_id="bob"))
         assert alice.add(memory("m1")).user_id == "alice"  # "default": not yet anyone's
     assert list_users(path) == ["alice"]
