@@ -267,8 +267,11 @@ def main(argv: list[str] | None = None, input_fn=input, output=None) -> int:
     finally:
         if isinstance(store, PersistentMemoryStore):
             store.close()
-    where = f" {len(store)} in {store.path}." if isinstance(store, PersistentMemoryStore) else ""
-    say(f"Goodbye. {written} memories were stored in this session.{where}")
+    stored = "1 memory was" if written == 1 else f"{written} memories were"
+    total = (
+        f" {len(store)} in all in {store.path}." if isinstance(store, PersistentMemoryStore) else ""
+    )
+    say(f"Goodbye. {stored} stored in this session.{total}")
     return 0
 
 

@@ -268,7 +268,7 @@ def test_the_terminal_chat_remembers_across_sessions_in_its_store_file(chat_db):
     assert f"Memories of user 'default' are kept in {chat_db} (1 so far)" in out
     assert "- Eric prefers Groq for the default API" in out
     assert "recalled: m1" in out
-    assert "1 memories were stored in this session. 2 in" in out
+    assert "1 memory was stored in this session. 2 in all in" in out
 
 
 def test_the_terminal_chat_keeps_each_user_apart(chat_db):
