@@ -76,6 +76,8 @@ class NewerSchemaError(StoreFileError):
 
 def open_read_only(path: Path) -> sqlite3.Connection:
     """Check the file without any chance of writing to it; return a read-only connection."""
+    if path.is_dir():
+        raise StoreFileError(f"{path} is a folder: give the path of a file inside it instead")
     if not path.is_file():
         raise FileNotFoundError(f"no memory store at {path}")
     with open(path, "rb") as file:

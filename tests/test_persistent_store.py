@@ -373,6 +373,11 @@ def test_a_file_that_is_not_a_usable_store_is_refused_and_left_untouched(
         assert not Path(f"{path}-wal").exists() and not Path(f"{path}-shm").exists()
 
 
+def test_a_folder_is_not_a_store_file(tmp_path):
+    with pytest.raises(StoreFileError, match="is a folder: give the path of a file inside it"):
+        open_store(tmp_path)
+
+
 def test_an_empty_file_becomes_a_new_store(path):
     path.touch()
     with open_store(path) as store:
