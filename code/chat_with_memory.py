@@ -20,11 +20,18 @@ One turn, step by step:
 Only the user's side is written back by default: storing the assistant's replies too
 would let it recall its own paraphrases of memories and reinforce them.
 
-`python code/chat_with_memory.py` is a terminal chat on this same loop.
+Given a PersistentMemoryStore (persistent_store.py), a turn also saves the retriever's
+touches to its file, so a recalled memory is still warm after a restart.
 
-Deliberately left out: deciding what deserves to be stored, rating importance with a
-model, and saving the store to disk; each turn is stored with the configured importance
-and memories last as long as the process does.
+`python code/chat_with_memory.py` is a terminal chat on this same loop. It keeps its
+memories in a SQLite file (MEMORY_LAB_DB, default memory_lab.sqlite3 at the repository
+root), one user at a time:
+
+    python code/chat_with_memory.py --user alice          # alice's memories, kept on disk
+    python code/chat_with_memory.py --db :memory:         # gone when you quit
+
+Deliberately left out: deciding what deserves to be stored and rating importance with a
+model; each turn is stored with the configured importance.
 """
 
 from __future__ import annotations
@@ -32,14 +39,16 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sqlite3
 import sys
 import time
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
-from config import Settings, load_settings
+from config import IN_MEMORY, Settings, load_settings
 from embedding_helpers import Embedder
-from memory_store import Memory, MemoryStore, as_timestamp
+from memory_store import EmbeddingModelMismatch, Memory, MemoryStore, as_timestamp
+from persistent_store import PersistentMemoryStore, StoreFileError, export_jsonl, list_users
 from retriever import retrieve
 
 MEMORY_BLOCK_START = "<memories>"
@@ -81,7 +90,8 @@ def chat_with_memory(
 
     Inputs:
         message: the user's message (non-empty string).
-        store: the MemoryStore to recall from and write to.
+        store: the MemoryStore to recall from and write to. A PersistentMemoryStore is
+            saved at the end of the turn, touched last_accessed values included.
         now: epoch seconds or datetime; defaults to the current time.
         settings: models, weights, decay and k; defaults to config.load_settings().
         embedder: defaults to an Embedder for settings.embed_model.
@@ -126,6 +136,8 @@ def chat_with_memory(
         )
         for role, text in turns
     ]
+    if isinstance(store, PersistentMemoryStore):
+        store.save()  # the new memories are already on disk; this adds the retriever's touches
     return ChatResult(reply=reply, recalled=recalled, messages=messages, written=written)
 
 
@@ -193,6 +205,7 @@ def format_age(now: float, then: float) -> str:
 # --- the terminal chat ---------------------------------------------------------------
 
 HELP = """Commands: /memories  list what is stored     /help  this text
+          /users     users in the store file   /export FILE  save memories as JSON lines
           /quit      leave (or Ctrl-D)         anything else: chat"""
 
 
@@ -205,54 +218,120 @@ def main(argv: list[str] | None = None, input_fn=input, output=None) -> int:
     parser.add_argument(
         "-k", type=int, help="memories recalled per message (default: MEMORY_LAB_TOP_K)"
     )
+    parser.add_argument(
+        "--db",
+        metavar="PATH",
+        help=f"SQLite file to keep memories in; {IN_MEMORY} keeps them in this process only "
+        "(default: MEMORY_LAB_DB, else memory_lab.sqlite3 at the repository root)",
+    )
+    parser.add_argument(
+        "--user", metavar="NAME", help="whose memories to use (default: MEMORY_LAB_USER)"
+    )
     args = parser.parse_args(argv)
     settings = load_settings()
     if args.k is not None and args.k < 1:
         parser.error(f"-k must be >= 1, got {args.k}")
+    if args.db is not None and not args.db.strip():
+        parser.error(f"--db must be a file path or {IN_MEMORY}, got an empty string")
+    if args.user is not None and not args.user.strip():
+        parser.error("--user must name a user, got an empty string")
     settings = replace(
         settings,
         chat_model=args.model or settings.chat_model,
         embed_model=args.embed_model or settings.embed_model,
         top_k=args.k or settings.top_k,
+        db_path=settings.db_path
+        if args.db is None
+        else (None if args.db == IN_MEMORY else args.db),
+        user_id=args.user or settings.user_id,
     )
-    store = MemoryStore()
 
     def say(text: str = "") -> None:
         print(text, file=output, flush=True)
 
+    try:
+        store = open_chat_store(settings)
+    except (StoreFileError, EmbeddingModelMismatch, OSError, sqlite3.Error) as exc:
+        say(f"error: {exc}")
+        return 1
     say(f"Memory Lab chat: model {settings.chat_model}, embeddings {settings.embed_model}")
-    say("Memories live in this process only: they are gone when you quit. /help for commands.")
+    if isinstance(store, PersistentMemoryStore):
+        say(
+            f"Memories of user {store.user_id!r} are kept in {store.path} "
+            f"({len(store)} so far). /help for commands."
+        )
+    else:
+        say("Memories live in this process only: they are gone when you quit. /help for commands.")
+    try:
+        written = _chat_loop(store, settings, input_fn, say)
+    finally:
+        if isinstance(store, PersistentMemoryStore):
+            store.close()
+    stored = "1 memory was" if written == 1 else f"{written} memories were"
+    total = (
+        f" {len(store)} in all in {store.path}." if isinstance(store, PersistentMemoryStore) else ""
+    )
+    say(f"Goodbye. {stored} stored in this session.{total}")
+    return 0
+
+
+def open_chat_store(settings: Settings) -> MemoryStore:
+    """settings.user_id's store in settings.db_path, or an in-process store if that is None."""
+    if settings.db_path is None:
+        return MemoryStore()
+    return PersistentMemoryStore(
+        settings.db_path, user_id=settings.user_id, embedding_model=settings.embed_model
+    )
+
+
+def _chat_loop(store: MemoryStore, settings: Settings, input_fn, say) -> int:
+    """Read lines until /quit or end of input; returns how many memories were written."""
+    written = 0
     while True:
         try:
             line = input_fn("you> ").strip()
         except (EOFError, KeyboardInterrupt):
             say()
-            break
+            return written
         if not line:
             continue
         if line in ("/quit", "/exit"):
-            break
+            return written
         if line == "/help":
             say(HELP)
-            continue
-        if line == "/memories":
+        elif line == "/memories":
             now = time.time()
             for m in store:
                 age = format_age(now, m.created_at)
                 say(f"  {m.id}  [{m.kind}, importance {m.importance}, {age}]  {m.text}")
             if not len(store):
                 say("  (nothing stored yet)")
-            continue
-        try:
-            result = chat_with_memory(line, store, settings=settings)
-        except (RuntimeError, ValueError) as exc:
-            say(f"error: {exc}")
-            continue
-        say(f"assistant> {result.reply}")
-        recalled = ", ".join(m.id for m in result.recalled) or "nothing"
-        say(f"  (recalled: {recalled}; stored as {', '.join(m.id for m in result.written)})")
-    say(f"Goodbye. {len(store)} memories were stored in this session.")
-    return 0
+        elif line == "/users":
+            if isinstance(store, PersistentMemoryStore):
+                say("  " + (", ".join(list_users(store.path)) or "(nobody has memories yet)"))
+            else:
+                say("  (memories live in this process only: there is no store file)")
+        elif line.startswith("/export"):
+            target = line.removeprefix("/export").strip()
+            if not target:
+                say("usage: /export FILE   (one JSON object per memory, one per line)")
+                continue
+            try:
+                count = export_jsonl(store, target)
+            except OSError as exc:
+                say(f"error: {exc}")
+                continue
+            say(f"  exported {count} memories to {target}")
+        else:
+            try:
+                result = chat_with_memory(line, store, settings=settings)
+            except (RuntimeError, ValueError, sqlite3.Error) as exc:
+                say(f"error: {exc}")
+                continue
+            written += len(result.written)
+            say(f"assistant> {result.reply}")
+            recalled = ", ".join(m.id for m in result.recalled) or "nothing"
+            say(f"  (recalled: {recalled}; stored as {', '.join(m.id for m in result.written)})")
 
 
 if __name__ == "__main__":

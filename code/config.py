@@ -17,6 +17,13 @@ to switch to any model litellm knows.
     MEMORY_LAB_DECAY_RATE     0.995                      recency kept per hour, in (0, 1]
     MEMORY_LAB_IMPORTANCE     5                          importance (1-10) of written-back turns
     MEMORY_LAB_TIMEOUT        60                         seconds to wait for a real model
+    MEMORY_LAB_DB             <repository>/memory_lab.sqlite3
+                                                         the SQLite file the terminal chat keeps
+                                                         memories in (a relative path is read
+                                                         from the current folder); :memory:
+                                                         keeps them in the process only
+    MEMORY_LAB_USER           default                    whose memories the chat recalls and
+                                                         writes; each user has their own
     MEMORY_LAB_ENV_FILE       <repository>/.env          the .env file to read; empty: none
 
 API keys are read by litellm itself under the provider's usual name (OPENAI_API_KEY,
@@ -36,7 +43,12 @@ from pathlib import Path
 
 OFFLINE_CHAT_MODEL = "memorylab/offline-chat"
 OFFLINE_EMBED_MODEL = "memorylab/hashed-bow-384"
-DEFAULT_ENV_FILE = Path(__file__).resolve().parent.parent / ".env"
+REPOSITORY = Path(__file__).resolve().parent.parent
+DEFAULT_ENV_FILE = REPOSITORY / ".env"
+# Beside .env at the repository root, whatever folder the chat or a notebook starts in, so
+# both find the same memories; git ignores *.sqlite3.
+DEFAULT_DB = str(REPOSITORY / "memory_lab.sqlite3")
+IN_MEMORY = ":memory:"  # the MEMORY_LAB_DB value (and --db) for "do not save to disk"
 
 PREFIX = "MEMORY_LAB_"
 DEFAULTS = {
@@ -48,6 +60,8 @@ DEFAULTS = {
     "DECAY_RATE": "0.995",
     "IMPORTANCE": "5",
     "TIMEOUT": "60",
+    "DB": DEFAULT_DB,
+    "USER": "default",
 }
 
 
@@ -61,6 +75,8 @@ class Settings:
     decay_rate: float = 0.995
     importance: float = 5
     timeout: float = 60.0
+    db_path: str | None = DEFAULT_DB  # None: memories live in this process only
+    user_id: str = "default"
 
     @property
     def offline(self) -> bool:
@@ -89,6 +105,8 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         decay_rate=_number(raw["DECAY_RATE"], "DECAY_RATE", low=0.0, high=1.0, low_open=True),
         importance=_number(raw["IMPORTANCE"], "IMPORTANCE", low=1.0, high=10.0),
         timeout=_number(raw["TIMEOUT"], "TIMEOUT", low=0.0, high=float("inf"), low_open=True),
+        db_path=_db_path(raw["DB"]),
+        user_id=_name(raw["USER"], "USER", "name a user"),
     )
 
 
@@ -101,9 +119,22 @@ def _load_env_file() -> None:
 
 
 def _model(value: str, key: str) -> str:
+    return _name(value, key, "name a model")
+
+
+def _name(value: str, key: str, rule: str) -> str:
     if not value:
-        raise ValueError(f"{PREFIX}{key} must name a model, got an empty string")
+        raise ValueError(f"{PREFIX}{key} must {rule}, got an empty string")
     return value
+
+
+def _db_path(value: str) -> str | None:
+    if not value:
+        raise ValueError(
+            f"{PREFIX}DB must be a file path, or {IN_MEMORY} to keep memories in this "
+            "process only, got an empty string"
+        )
+    return None if value == IN_MEMORY else value
 
 
 def _number(value: str, key: str, low: float, high: float, low_open: bool = False) -> float:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 from dataclasses import replace
@@ -24,8 +25,17 @@ from config import Settings
 from conftest import DAY, HOUR, NOW
 from embedding_helpers import Embedder
 from memory_store import EmbeddingModelMismatch, MemoryStore
+from persistent_store import PersistentMemoryStore
 
 QUESTION = "which API should I default to?"
+
+
+@pytest.fixture(autouse=True)
+def chat_db(tmp_path, monkeypatch):
+    """The terminal chat's default store file, in a fresh folder for every test."""
+    path = tmp_path / "chat.sqlite3"
+    monkeypatch.setenv("MEMORY_LAB_DB", str(path))
+    return path
 
 
 @pytest.fixture
@@ -218,6 +228,19 @@ def run_terminal(lines, argv=()):
     return status, out.getvalue()
 
 
+def test_a_turn_saves_the_touches_of_a_persistent_store(tmp_path):
+    path = tmp_path / "turn.sqlite3"
+    with PersistentMemoryStore(path, "eric") as store:
+        Embedder().remember(store, "Eric prefers Groq for the default API", now=NOW - 2 * DAY)
+        result = chat_with_memory(QUESTION, store, now=NOW)
+        assert [m.id for m in result.recalled] == ["m1"]
+        assert not store.unsaved()  # the turn saved them; close() has nothing left to do
+    reopened = PersistentMemoryStore(path, "eric")
+    assert reopened.get("m1").last_accessed == pytest.approx(NOW)
+    assert reopened.get("m2").text == QUESTION
+    reopened.close()
+
+
 def test_the_terminal_chat_remembers_within_a_session():
     status, out = run_terminal(
         [
@@ -238,6 +261,71 @@ def test_the_terminal_chat_remembers_within_a_session():
     assert "2 memories were stored" in out
 
 
+def test_the_terminal_chat_remembers_across_sessions_in_its_store_file(chat_db):
+    run_terminal(["Eric prefers Groq for the default API"])
+    status, out = run_terminal([QUESTION, "/memories"])
+    assert status == 0
+    assert f"Memories of user 'default' are kept in {chat_db} (1 so far)" in out
+    assert "- Eric prefers Groq for the default API" in out
+    assert "recalled: m1" in out
+    assert "1 memory was stored in this session. 2 in all in" in out
+
+
+def test_the_terminal_chat_keeps_each_user_apart(chat_db):
+    run_terminal(["Eric prefers Groq for the default API"], argv=["--user", "eric"])
+    status, out = run_terminal([QUESTION, "/users", "/memories"], argv=["--user", "ana"])
+    assert status == 0
+    assert "Groq" not in out  # neither in ana's reply nor in her list of memories
+    assert "  ana, eric" in out
+
+
+@pytest.mark.parametrize(
+    ("setting", "argv"), [(None, ["--db", ":memory:"]), (":memory:", [])], ids=["option", "env"]
+)
+def test_the_terminal_chat_can_keep_memories_in_the_process_only(
+    chat_db, monkeypatch, setting, argv
+):
+    if setting is not None:
+        monkeypatch.setenv("MEMORY_LAB_DB", setting)
+    status, out = run_terminal(["Eric prefers Groq for the default API", "/users"], argv=argv)
+    assert status == 0
+    assert "Memories live in this process only" in out
+    assert "there is no store file" in out
+    assert not chat_db.exists()
+
+
+def test_the_terminal_chat_exports_the_users_memories(tmp_path):
+    target = tmp_path / "eric.jsonl"
+    status, out = run_terminal(
+        ["Eric prefers Groq for the default API", f"/export {target}", "/export"],
+        argv=["--user", "eric"],
+    )
+    assert status == 0
+    assert f"exported 1 memories to {target}" in out
+    assert "usage: /export FILE" in out
+    [line] = target.read_text().splitlines()
+    assert json.loads(line)["text"] == "Eric prefers Groq for the default API"
+    assert json.loads(line)["user_id"] == "eric"
+
+
+def test_the_terminal_chat_refuses_a_bad_store_file_and_leaves_it_untouched(chat_db):
+    chat_db.write_bytes(b"these are my notes, not a database\n" * 100)
+    before = hashlib.sha256(chat_db.read_bytes()).hexdigest()
+    status, out = run_terminal(["hello"])
+    assert status == 1
+    assert f"error: {chat_db} is not a SQLite database" in out
+    assert hashlib.sha256(chat_db.read_bytes()).hexdigest() == before
+
+
+def test_the_terminal_chat_refuses_a_store_of_another_embedding_model(chat_db):
+    run_terminal(
+        ["Eric prefers Groq for the default API"], argv=["--embed-model", "memorylab/hashed-bow-64"]
+    )
+    status, out = run_terminal([QUESTION])
+    assert status == 1
+    assert "error:" in out and "memorylab/hashed-bow-64" in out
+
+
 def test_the_terminal_chat_ends_cleanly_on_end_of_input_and_reports_errors(monkeypatch):
     status, out = run_terminal(["hello"], argv=["--model", "memorylab/nope", "-k", "2"])
     assert status == 0
@@ -245,6 +333,11 @@ def test_the_terminal_chat_ends_cleanly_on_end_of_input_and_reports_errors(monke
     assert "Goodbye" in out
 
 
-def test_the_terminal_chat_rejects_a_bad_k():
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [(["-k", "0"], "-k must be >= 1"), (["--db", " "], "--db must be"), (["--user", ""], "--user")],
+)
+def test_the_terminal_chat_rejects_bad_options(argv, message, capsys):
     with pytest.raises(SystemExit):
-        run_terminal([], argv=["-k", "0"])
+        run_terminal([], argv=argv)
+    assert message in capsys.readouterr().err

@@ -40,6 +40,8 @@ def test_no_variables_give_the_offline_defaults():
     assert settings.decay_rate == pytest.approx(0.995)
     assert settings.importance == pytest.approx(5)
     assert settings.timeout == pytest.approx(60.0)
+    assert settings.db_path == str(config.REPOSITORY / "memory_lab.sqlite3")
+    assert settings.user_id == "default"
     assert settings.offline
 
 
@@ -59,6 +61,9 @@ def test_no_variables_give_the_offline_defaults():
         ("IMPORTANCE", "8", "importance", 8.0),
         ("IMPORTANCE", "1", "importance", 1.0),
         ("TIMEOUT", "2.5", "timeout", 2.5),
+        ("DB", "notes/alice.sqlite3", "db_path", "notes/alice.sqlite3"),
+        ("DB", ":memory:", "db_path", None),  # keep memories in the process only
+        ("USER", " alice ", "user_id", "alice"),
     ],
 )
 def test_each_variable_is_read_and_parsed(variable, value, field, expected):
@@ -123,6 +128,21 @@ def test_bad_values_are_rejected_naming_the_variable_and_the_value(variable, val
 def test_an_empty_model_name_is_rejected(variable, value):
     with pytest.raises(ValueError, match=f"MEMORY_LAB_{variable} must name a model.*empty"):
         load_settings({"MEMORY_LAB_" + variable: value})
+
+
+@pytest.mark.parametrize(
+    ("variable", "message"),
+    [("DB", "MEMORY_LAB_DB must be a file path, or :memory:"), ("USER", "must name a user")],
+)
+@pytest.mark.parametrize("value", ["", "   "])
+def test_an_empty_store_path_or_user_is_rejected(variable, message, value):
+    with pytest.raises(ValueError, match=f"{re.escape(message)}.*empty"):
+        load_settings({"MEMORY_LAB_" + variable: value})
+
+
+def test_the_default_store_file_is_ignored_by_git():
+    ignored = (config.REPOSITORY / ".gitignore").read_text().split()
+    assert "*.sqlite3" in ignored and "*.sqlite3-wal" in ignored
 
 
 # --- the .env file ----------------------------------------------------------------------
