@@ -22,11 +22,13 @@ def _is_local(host) -> bool:
 
 @pytest.fixture(autouse=True)
 def offline_defaults(monkeypatch):
-    """No MEMORY_LAB_* setting or .env file of this machine leaks into a test."""
+    """No MEMORY_LAB_* setting or .env file of this machine leaks into a test, and no test
+    writes the terminal chat's store file."""
     for name in list(os.environ):
         if name.startswith("MEMORY_LAB_"):
             monkeypatch.delenv(name)
     monkeypatch.setenv("MEMORY_LAB_ENV_FILE", "")
+    monkeypatch.setenv("MEMORY_LAB_DB", ":memory:")  # no test writes the chat's store file
 
 
 @pytest.fixture(autouse=True)

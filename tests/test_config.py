@@ -170,7 +170,8 @@ def test_a_bad_value_in_the_env_file_is_reported_like_any_other(env_file):
         load_settings()
 
 
-def test_a_missing_env_file_is_ignored(env_file):
+def test_a_missing_env_file_is_ignored(env_file, monkeypatch):
+    monkeypatch.delenv("MEMORY_LAB_DB")  # the test setup's in-memory store is a setting too
     assert not env_file.exists()
     assert load_settings() == Settings()
 

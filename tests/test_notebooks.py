@@ -119,7 +119,7 @@ def executed(request, tmp_path_factory) -> dict:
     saved = dict(os.environ)
     for name in [n for n in os.environ if n.startswith("MEMORY_LAB_")]:
         del os.environ[name]
-    os.environ.update(PYTHONWARNINGS="default", MEMORY_LAB_ENV_FILE="")
+    os.environ.update(PYTHONWARNINGS="default", MEMORY_LAB_ENV_FILE="", MEMORY_LAB_DB=":memory:")
     try:
         with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
             workdir = tmp_path_factory.mktemp("executed")

@@ -19,12 +19,8 @@ CODE = ROOT / "code"
 
 def run_python(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
     """Run `python *args` from the repository root with code/ importable and no settings."""
-    env = {**os.environ, "PYTHONPATH": str(CODE), "MEMORY_LAB_ENV_FILE": ""}
-    env = {
-        k: v
-        for k, v in env.items()
-        if not (k.startswith("MEMORY_LAB_") and k != "MEMORY_LAB_ENV_FILE")
-    }
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_LAB_")}
+    env |= {"PYTHONPATH": str(CODE), "MEMORY_LAB_ENV_FILE": "", "MEMORY_LAB_DB": ":memory:"}
     env.pop("LITELLM_LOCAL_MODEL_COST_MAP", None)  # the lab must set it itself
     return subprocess.run(
         [sys.executable, *args],
