@@ -73,7 +73,7 @@ def worth_embedding(text: str, role: str = "user") -> bool:
 def filter_turns(turns: list[dict]) -> tuple[list[dict], list[tuple[dict, str]]]:
     """Split turns into (kept, skipped); each skipped turn comes with its reason."""
     kept, skipped = [], []
-    for i, turn in enumerate(_checked_turns(turns, need_time=False)):
+    for i, turn in enumerate(check_turns(turns, need_time=False)):
         reason = skip_reason(turn["content"], turn["role"])
         if reason is None:
             kept.append(turn)
@@ -97,7 +97,7 @@ def group_episodes(
         raise ValueError(f"max_turns must be an integer >= 1, got {max_turns!r}")
     episodes: list[list[dict]] = []
     previous = None
-    for turn in _checked_turns(turns, need_time=True):
+    for turn in check_turns(turns, need_time=True):
         time = turn["time"]
         if previous is not None and time < previous:
             raise ValueError(
@@ -156,7 +156,7 @@ def _is_json(text: str) -> bool:
     return True
 
 
-def _checked_turns(turns, need_time: bool) -> list[dict]:
+def check_turns(turns, need_time: bool) -> list[dict]:
     """Validate the turn dicts; times come back as epoch seconds."""
     if isinstance(turns, (str, dict)) or not isinstance(turns, list):
         raise TypeError(f"turns must be a list of dicts, got {type(turns).__name__}")
