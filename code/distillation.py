@@ -11,9 +11,9 @@ shape asked for (a list of {"fact": text, "tags": [text, ...]}, optionally insid
 ```json fence) and rejects anything else with a DistillationError that quotes what
 came back and says what was expected: a malformed reply never becomes a memory.
 
-Offline, `offline_distill` is deterministic: it keeps the user's sentences that carry
-a decision or a preference cue ("decided", "prefer", "always", ...), dated, and falls
-back to the user's longest message.
+Offline, `offline_distill` is deterministic: it keeps the user's statements (not
+questions) that carry a decision or a preference cue ("decided", "prefer", "always",
+...), dated, and falls back to the user's longest statement.
 
     facts = distill_episode(episode)          # offline, or the configured chat model
     remember_distilled(store, embedder, episode, now)   # stored as semantic memories
@@ -117,10 +117,10 @@ def offline_distill(episode: list[dict], max_facts: int = MAX_FACTS) -> list[Fac
         for sentence in re.split(r"(?<=[.!?])\s+", turn["content"].strip())
         if sentence.strip()
     ]
-    chosen = [(t, s) for t, s in sentences if CUE_WORDS & set(_words(s))]
-    if not chosen and said:  # no cue anywhere: the user's longest message is the gist
-        longest = max(said, key=lambda t: len(t["content"]))  # max keeps the first of ties
-        chosen = [(longest, longest["content"].strip())]
+    statements = [(t, s) for t, s in sentences if not s.endswith("?")]  # a question is no fact
+    chosen = [(t, s) for t, s in statements if CUE_WORDS & set(_words(s))]
+    if not chosen and statements:  # no cue anywhere: the longest statement is the gist
+        chosen = [max(statements, key=lambda pair: len(pair[1]))]  # first of equal lengths
     facts = []
     for turn, sentence in chosen[:max_facts]:
         day = format_date(turn["time"])[:10]

@@ -89,12 +89,12 @@ def test_offline_distill_keeps_the_users_dated_sentences_with_a_cue():
     assert offline_distill(EPISODE) == facts  # deterministic
 
 
-def test_without_a_cue_the_longest_user_message_is_the_gist():
+def test_without_a_cue_the_longest_user_statement_is_the_gist():
     facts = offline_distill(EPISODE[:3])
     assert facts == [
         Fact(
-            f"On {DAY_TEXT} the user said: Search is slow. We ran a latency benchmark.",
-            ("search", "slow", "ran"),
+            f"On {DAY_TEXT} the user said: We ran a latency benchmark.",
+            ("ran", "latency", "benchmark"),
         )
     ]
 
@@ -155,3 +155,14 @@ def test_the_prompt_asks_for_the_json_shape_that_parse_facts_accepts():
 def test_malformed_turns_are_refused():
     with pytest.raises(ValueError, match="needs a 'time'"):
         distill_episode([{"role": "user", "content": "I prefer tea"}])
+
+
+def test_a_question_is_never_distilled_into_a_fact():
+    episode = [
+        {"role": "user", "content": "Which index should we use?", "time": NOW},
+        {"role": "user", "content": "We will use HNSW.", "time": NOW + 60},
+    ]
+    assert [f.fact for f in offline_distill(episode)] == [
+        f"On {DAY_TEXT} the user said: We will use HNSW."
+    ]
+    assert offline_distill(episode[:1]) == []  # only a question: nothing to keep
