@@ -106,7 +106,7 @@ def offline_distill(episode: list[dict], max_facts: int = MAX_FACTS) -> list[Fac
     """Deterministic facts from an episode: the user's dated sentences with a cue word.
 
     [{"role": "user", "content": "We decided to use HNSW. It was faster.", "time": t}]
-        -> [Fact('On 2026-03-12 the user said: We decided to use HNSW.', ('decided', 'hnsw'))]
+        -> [Fact('On 2026-03-12 the user said: We decided to use HNSW.', ('decided', ...))]
     """
     _check_max(max_facts)
     turns = check_turns(episode, need_time=True)
