@@ -29,6 +29,7 @@ from typing import NamedTuple
 from chat_with_memory import format_date
 from embedding_helpers import Embedder
 from memory_store import Memory, MemoryStore, as_number, as_timestamp, check_importance
+from model_choice import ask, is_offline, resolve_chat_model
 from scoring import relevance_score
 
 MIN_CLUSTER_SIZE = 5  # "five episodes about the same thing become one fact"
@@ -111,18 +112,13 @@ def summarise_cluster(
     """
     if not memories:
         raise ValueError("cannot summarise an empty cluster")
-    if model is None:
-        from config import load_settings
-
-        model = load_settings().chat_model
-    if model.startswith("memorylab/"):
+    model, kwargs = resolve_chat_model(model, **model_kwargs)
+    if is_offline(model):
         return offline_summary(memories), "offline"
-    from local_models import complete  # imports litellm: only for a real model
-
     notes = "\n".join(f"- ({format_date(m.created_at)}) {m.text}" for m in memories)
     prompt = SUMMARY_PROMPT.format(n=len(memories), notes=notes)
     try:
-        reply = complete(model, [{"role": "user", "content": prompt}], **model_kwargs)
+        reply = ask(model, prompt, **kwargs)
     except RuntimeError as exc:
         reason = str(exc).splitlines()[0]
         return offline_summary(memories), f"offline (model failed: {reason})"

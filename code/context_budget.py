@@ -34,6 +34,7 @@ from typing import NamedTuple
 from chat_with_memory import format_date, render_memory_block
 from embedding_helpers import STOP_WORDS
 from memory_store import Memory, as_timestamp
+from model_choice import ask, is_offline, resolve_chat_model
 
 CHARS_PER_TOKEN = 4  # rough average for English text
 
@@ -134,25 +135,23 @@ def fit_to_budget(
             f"needs {smallest} tokens; raise the budget"
         )
     source = "offline" if rest else ""
-    if rest and model is not None and not model.startswith("memorylab/"):
-        written = _model_summary(rest, model, **model_kwargs)
+    if rest and model is not None and not is_offline(model):
+        written = _model_summary(rest, *resolve_chat_model(model, **model_kwargs))
         candidate = render_with_summary(included, written, now) if written else None
         if candidate is not None and count(candidate) <= budget_tokens:
             summary, block, source = written, candidate, "model"
     return BudgetedContext(included, rest, summary, block, count(block), source)
 
 
-def _model_summary(memories: list[Memory], model: str, **model_kwargs) -> str | None:
+def _model_summary(memories: list[Memory], model: str, kwargs: dict) -> str | None:
     """One line from the model about the overflow, or None if it fails or says nothing."""
-    from local_models import complete  # imports litellm: only for a real model
-
     notes = "\n".join(f"- {m.text}" for m in memories)
     prompt = (
         "In one short line, say what these remembered notes are about, so a reader knows "
         f"they exist without reading them:\n{notes}"
     )
     try:
-        reply = complete(model, [{"role": "user", "content": prompt}], **model_kwargs)
+        reply = ask(model, prompt, **kwargs)
     except RuntimeError:
         return None  # the offline summary stands
     line = next((x.strip() for x in reply.splitlines() if x.strip()), "")

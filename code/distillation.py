@@ -32,6 +32,7 @@ from chat_with_memory import format_date
 from embedding_helpers import STOP_WORDS, Embedder
 from importance_rating import heuristic_importance
 from memory_store import Memory, MemoryStore
+from model_choice import ask, is_offline, resolve_chat_model
 from what_to_embed import check_turns, episode_text, worth_embedding
 
 MAX_FACTS = 3
@@ -138,16 +139,11 @@ def distill_episode(
     A model's reply goes through parse_facts: malformed output raises DistillationError.
     """
     turns = check_turns(episode, need_time=True)
-    if model is None:
-        from config import load_settings
-
-        model = load_settings().chat_model
-    if model.startswith("memorylab/"):
+    model, kwargs = resolve_chat_model(model, **model_kwargs)
+    if is_offline(model):
         return offline_distill(turns, max_facts)
-    from local_models import complete  # imports litellm: only for a real model
-
     prompt = DISTILL_PROMPT.format(max_facts=max_facts, turns=episode_text(turns))
-    reply = complete(model, [{"role": "user", "content": prompt}], **model_kwargs)
+    reply = ask(model, prompt, **kwargs)  # a model that cannot be reached raises RuntimeError
     return parse_facts(reply, max_facts)
 
 

@@ -24,6 +24,7 @@ from typing import NamedTuple
 
 from embedding_helpers import Embedder, tokenize
 from memory_store import IMPORTANCE_RANGE, Memory, MemoryStore, check_importance
+from model_choice import ask, is_offline, resolve_chat_model
 
 LOW, HIGH = IMPORTANCE_RANGE  # 1, 10
 
@@ -120,8 +121,6 @@ def rate_importance(
     text: str,
     model: str | None = None,
     *,
-    api_base: str | None = None,
-    timeout: float = 60.0,
     default: float = 5,
     **model_kwargs,
 ) -> Rating:
@@ -131,24 +130,18 @@ def rate_importance(
         model: a litellm chat model; None reads MEMORY_LAB_CHAT_MODEL. A memorylab/
             model (the offline chat model is no rater) means the heuristic.
         default: used when the reply holds no number at all.
-        model_kwargs: passed to litellm, e.g. mock_response="Rating: 12" in tests.
+        model_kwargs: passed to litellm (api_base and timeout default to the settings),
+            e.g. mock_response="Rating: 12" in tests.
     Returns:
         a Rating; a model that fails (no key, no network) falls back to the heuristic
         and says so in the note, so writing a memory never fails because of the rater.
     """
     _check_text(text)
-    if model is None:
-        from config import load_settings
-
-        settings = load_settings()
-        model, api_base = settings.chat_model, api_base or settings.api_base
-    if model.startswith("memorylab/"):
+    model, kwargs = resolve_chat_model(model, **model_kwargs)
+    if is_offline(model):
         return heuristic_importance(text)
-    from local_models import complete  # imports litellm: only when a real model is asked
-
-    messages = [{"role": "user", "content": RATING_PROMPT.format(text=text)}]
     try:
-        reply = complete(model, messages, api_base=api_base, timeout=timeout, **model_kwargs)
+        reply = ask(model, RATING_PROMPT.format(text=text), **kwargs)
     except RuntimeError as exc:
         fallback = heuristic_importance(text)
         reason = str(exc).splitlines()[0]

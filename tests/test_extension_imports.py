@@ -19,6 +19,7 @@ EXTENSIONS = (
     "what_to_embed",
     "distillation",
     "context_budget",
+    "model_choice",
 )
 
 
