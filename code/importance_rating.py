@@ -137,6 +137,7 @@ def rate_importance(
         and says so in the note, so writing a memory never fails because of the rater.
     """
     _check_text(text)
+    check_importance(default)  # a bad default is the caller's bug: say so before any call
     model, kwargs = resolve_chat_model(model, **model_kwargs)
     if is_offline(model):
         return heuristic_importance(text)

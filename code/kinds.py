@@ -1,4 +1,4 @@
-"""Half-lives: the human way to state a decay rate, and a default per kind of memory.
+"""Half-lives per kind of memory, and ranking in which each kind fades at its own pace.
 
 `recency_score` takes an hourly decay rate (0.995 keeps 99.5% of recency per hour). A
 half-life says the same thing in words people use: "after 138 hours, half is left".

@@ -55,6 +55,8 @@ def test_a_reply_without_a_number_uses_the_default_given():
     assert parse_rating("no idea", default=2).value == 2
     with pytest.raises(ValueError, match="importance must be in"):
         parse_rating("7", default=11)
+    with pytest.raises(ValueError, match="importance must be in"):
+        rate_importance("We signed the contract", default=0)
 
 
 @pytest.mark.parametrize(
