@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import NOW
 from embedding_helpers import Embedder
@@ -145,3 +147,17 @@ def test_remember_rated_never_fails_on_a_bad_reply_and_records_how():
     offline = remember_rated(store, "brushed teeth", embedder, NOW, kind="episodic")
     assert offline.importance == heuristic_importance("brushed teeth").value
     assert len(store) == 2
+
+
+@given(st.text(max_size=60))
+@settings(max_examples=200, deadline=None)
+def test_no_reply_whatsoever_escapes_the_range(reply):
+    rating = parse_rating(reply)
+    assert 1 <= rating.value <= 10
+    assert rating.source in ("model", "default")
+
+
+@given(st.text(min_size=1, max_size=80).filter(str.strip))
+@settings(max_examples=200, deadline=None)
+def test_the_heuristic_always_rates_in_range(text):
+    assert 1 <= heuristic_importance(text).value <= 10

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import NOW
 from embedding_helpers import Embedder
@@ -157,3 +159,15 @@ def test_bad_grouping_settings_are_refused(kwargs, pattern):
 def test_skip_reason_refuses_non_text():
     with pytest.raises(TypeError, match="text must be a string"):
         skip_reason(None)
+
+
+@given(st.text(max_size=60))
+@settings(max_examples=200, deadline=None)
+def test_any_text_gets_a_known_reason_or_none(text):
+    assert skip_reason(text) in (
+        None,
+        "empty",
+        "tool output (JSON)",
+        "greeting",
+        "acknowledgement",
+    )
