@@ -12,13 +12,16 @@ recalled and roughly what about ("3 more memories did not fit; they mention ..."
     context.summarised    # memories folded into context.summary
     context.block         # the <memories> block for the system prompt, within budget
 
+`recall_within_budget(store, query, now, budget_tokens)` does both steps on a one-user
+MemoryStore: kind-aware ranking, then the budget, refreshing only what is shown.
+
 Tokens are estimated at 4 characters each (a common rule of thumb for English with
 GPT-style tokenizers); pass `count=` to use a real tokenizer instead. The summary is
 offline and deterministic; with a real chat model (`model=`) the model writes it, and
 the offline one is used whenever the model's version would not fit.
 
-Deliberately left out: shortening individual memories, and the rest of the prompt
-(system text, conversation): the budget here is for the memory block alone.
+Deliberately left out: shortening individual memories, the rest of the prompt (system
+text, conversation): the budget here is for the memory block alone, and per-user scoping.
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ from typing import NamedTuple
 
 from chat_with_memory import format_date, render_memory_block
 from embedding_helpers import STOP_WORDS
-from memory_store import Memory, as_timestamp
+from kinds import rank_by_kind
+from memory_store import Memory, MemoryStore, as_timestamp
 from model_choice import ask, is_offline, resolve_chat_model
 
 CHARS_PER_TOKEN = 4  # rough average for English text
@@ -141,6 +145,33 @@ def fit_to_budget(
         if candidate is not None and count(candidate) <= budget_tokens:
             summary, block, source = written, candidate, "model"
     return BudgetedContext(included, rest, summary, block, count(block), source)
+
+
+def recall_within_budget(
+    store: MemoryStore,
+    query_embedding,
+    now,
+    budget_tokens: int,
+    k: int = 10,
+    weights=(1.0, 1.0, 1.0),
+    half_lives: dict[str, float] | None = None,
+    count: Callable[[str], int] = count_tokens,
+) -> BudgetedContext:
+    """Rank a one-user store (kinds.rank_by_kind), then fit its top k into the budget.
+
+    Only the memories shown in full count as recalled: their last_accessed becomes `now`.
+    A summarised memory was not put in front of the model, so it is not refreshed.
+
+        recall_within_budget(store, query, now, budget_tokens=160).included -> [Memory, ...]
+    """
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
+        raise ValueError(f"k must be an integer >= 1 (how many memories to consider), got {k!r}")
+    rows = rank_by_kind(store, query_embedding, now, weights=weights, half_lives=half_lives)
+    context = fit_to_budget([row.memory for row in rows[:k]], budget_tokens, now, count=count)
+    now = as_timestamp(now, "now")
+    for memory in context.included:
+        memory.last_accessed = now  # recalled: recency restarts here
+    return context
 
 
 def _model_summary(memories: list[Memory], model: str, kwargs: dict) -> str | None:

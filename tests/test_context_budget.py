@@ -10,6 +10,7 @@ from context_budget import (
     count_tokens,
     fit_to_budget,
     overflow_summary,
+    recall_within_budget,
     render_with_summary,
 )
 from embedding_helpers import Embedder
@@ -122,3 +123,25 @@ def test_a_model_summary_is_used_only_when_it_fits(memories, reply, source):
     assert context.tokens <= 150
     if source == "model":
         assert context.summary == reply
+
+
+def test_recall_within_budget_refreshes_only_the_memories_shown():
+    store = MemoryStore()
+    embedder = Embedder("memorylab/hashed-bow-384")
+    for i, text in enumerate(TEXTS):
+        embedder.remember(store, text, kind="semantic", now=NOW - (5 - i) * DAY)
+    store.add(embedder.memory("new", "Eric prefers OpenAI for the default API", now=NOW - DAY))
+    store.supersede("m1", "new")
+    before = {m.id: m.last_accessed for m in store}
+    query = embedder.query(store, "which default API does Eric prefer?")
+    context = recall_within_budget(store, query, NOW, budget_tokens=120, weights=(0.55, 0.25, 0.2))
+    assert context.included and context.summarised
+    assert "m1" not in [m.id for m in context.included + context.summarised]  # superseded
+    for m in store:
+        assert m.last_accessed == (NOW if m in context.included else before[m.id]), m.id
+
+
+@pytest.mark.parametrize("k", [0, 2.5, True])
+def test_recall_within_budget_rejects_a_bad_k(k):
+    with pytest.raises(ValueError, match="k must be an integer"):
+        recall_within_budget(MemoryStore(), [1.0], NOW, budget_tokens=100, k=k)
