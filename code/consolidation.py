@@ -60,7 +60,7 @@ def find_clusters(
 ) -> list[list[Memory]]:
     """Groups of at least `min_size` related live episodes, each in store order.
 
-    find_clusters(store) -> [[Memory('m1' ...), ..., Memory('m9' ...)]]   (5 pool-leak episodes)
+    find_clusters(store) -> [[Memory(id='m1', ...), ..., Memory(id='m5', ...)]]  (five leaks)
     """
     min_size = _check_size(min_size)
     threshold = as_number(min_similarity, "min_similarity")
@@ -74,6 +74,7 @@ def find_clusters(
         for cluster in clusters:
             similarity = sum(relevance_score(memory.embedding, m.embedding) for m in cluster)
             similarity /= len(cluster)  # average link: like the cluster as a whole
+            # reaching the threshold is enough; of two equally similar clusters, the older wins
             if similarity > best_similarity or (best is None and similarity == threshold):
                 best, best_similarity = cluster, similarity
         if best is None:
