@@ -60,6 +60,8 @@ def find_clusters(
 ) -> list[list[Memory]]:
     """Groups of at least `min_size` related live episodes, each in store order.
 
+    A cluster holds one user's episodes only, even in a store that mixes users.
+
     find_clusters(store) -> [[Memory(id='m1', ...), ..., Memory(id='m5', ...)]]  (five leaks)
     """
     min_size = _check_size(min_size)
@@ -72,6 +74,8 @@ def find_clusters(
             continue  # facts and skills are consolidated already
         best, best_similarity = None, threshold
         for cluster in clusters:
+            if cluster[0].user_id != memory.user_id:
+                continue  # never merge two people's episodes into one fact
             similarity = sum(relevance_score(memory.embedding, m.embedding) for m in cluster)
             similarity /= len(cluster)  # average link: like the cluster as a whole
             # reaching the threshold is enough; of two equally similar clusters, the older wins
@@ -167,6 +171,7 @@ def consolidate(
             fact = embedder.remember(
                 store, text, kind="semantic", importance=importance, now=now, metadata=metadata
             )
+            fact.user_id = cluster[0].user_id  # the fact belongs to whoever lived the episodes
             for m in cluster:
                 store.supersede(m.id, fact.id)  # archived: kept as evidence, never recalled
         results.append(Consolidation(text, cluster, fact, source))

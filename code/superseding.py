@@ -106,6 +106,7 @@ def replace_fact(
         now=now,
         metadata={**(metadata or {}), "replaces": old_id},
     )
+    new.user_id = old.user_id  # a fact's new version belongs to the same person
     store.supersede(old_id, new.id)
     return new
 

@@ -180,3 +180,23 @@ def test_an_empty_cluster_cannot_be_summarised():
 
 def test_the_default_cluster_size_is_the_courses_five():
     assert MIN_CLUSTER_SIZE == 5
+
+
+def test_a_cluster_never_mixes_two_users_episodes(embedder):
+    store = MemoryStore()
+    for i, text in enumerate(POOL_LEAK):
+        memory = embedder.remember(store, text, now=NOW - i * DAY)
+        memory.user_id = "alice" if i < 3 else "bob"
+    assert find_clusters(store) == []
+    assert [{m.user_id for m in c} for c in find_clusters(store, min_size=2)] == [
+        {"alice"},
+        {"bob"},
+    ]
+
+
+def test_the_fact_belongs_to_the_user_whose_episodes_it_sums_up(embedder):
+    store = make_store(embedder, POOL_LEAK)
+    for memory in store:
+        memory.user_id = "alice"
+    (result,) = consolidate(store, embedder, NOW)
+    assert result.fact.user_id == "alice"

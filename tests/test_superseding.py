@@ -131,3 +131,8 @@ def test_a_hand_made_cycle_is_reported_not_followed_forever():
     store.get("b").superseded_by = "a"  # bypasses MemoryStore.supersede's checks
     with pytest.raises(ValueError, match="cycle"):
         current_version(store, "a")
+
+
+def test_the_new_version_belongs_to_the_old_facts_user(store, embedder):
+    store.get("m1").user_id = "eric"
+    assert replace_fact(store, "m1", OPENAI, embedder, NOW).user_id == "eric"
