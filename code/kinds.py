@@ -1,4 +1,4 @@
-"""Half-lives: the human way to state a decay rate, and a default per kind of memory.
+"""Half-lives per kind of memory, and ranking in which each kind fades at its own pace.
 
 `recency_score` takes an hourly decay rate (0.995 keeps 99.5% of recency per hour). A
 half-life says the same thing in words people use: "after 138 hours, half is left".
@@ -9,7 +9,14 @@ leak") is history and fades; a fact ("deploys on Fridays are forbidden") or a sk
 stays true until it is superseded, so it does not fade at all (infinite half-life,
 decay rate 1.0).
 
-Deliberately left out: ranking with these rates (see kind-aware retrieval).
+With those rates, `rank_by_kind` and `retrieve_by_kind` rank the stream exactly as
+retriever.py does (the same three scoring functions, the same contract: superseded
+memories skipped, ties kept in store order, only the returned memories touched), except
+that each memory's recency decays at the rate of its own kind instead of one rate for all.
+Recency is still measured from last_accessed, so recalling an episode keeps it warm.
+
+Deliberately left out: per-user scoping (a MemoryStore here holds one user's memories)
+and tuning the half-lives, which belongs on an evaluation set, not in code.
 
     >>> round(half_life_hours(0.995), 1)
     138.3
@@ -22,8 +29,17 @@ Deliberately left out: ranking with these rates (see kind-aware retrieval).
 from __future__ import annotations
 
 import math
+import numbers
 
-from memory_store import KINDS, as_number, check_kind
+from memory_store import KINDS, Memory, MemoryStore, as_number, as_timestamp, as_vector, check_kind
+from retriever import ScoredMemory
+from scoring import (
+    check_weights,
+    importance_score,
+    recency_score,
+    relevance_score,
+    retrieval_score,
+)
 
 HOURS_PER_DAY = 24.0
 
@@ -64,8 +80,95 @@ def half_life_hours(decay_rate: float) -> float:
 def decay_rate_for_kind(kind: str, half_lives: dict[str, float] | None = None) -> float:
     """The hourly decay rate for one kind of memory, from `half_lives` (hours per kind)."""
     kind = check_kind(kind)
+    return decay_rates(half_lives)[kind]
+
+
+def decay_rates(half_lives: dict[str, float] | None = None) -> dict[str, float]:
+    """The hourly decay rate of every kind, from `half_lives` (hours per kind).
+
+    decay_rates() -> {'episodic': 0.99936..., 'semantic': 1.0, 'procedural': 1.0}
+    """
     table = DEFAULT_HALF_LIVES if half_lives is None else half_lives
+    if not isinstance(table, dict):
+        raise TypeError(f"half_lives must be a dict of hours per kind, got {table!r}")
     missing = [k for k in KINDS if k not in table]
     if missing:
         raise ValueError(f"half_lives needs an entry for every kind; missing {missing}")
-    return decay_rate_for_half_life(table[kind])
+    unknown = sorted(set(table) - set(KINDS))
+    if unknown:
+        raise ValueError(f"half_lives has unknown kind(s) {unknown}; kinds are {list(KINDS)}")
+    return {kind: decay_rate_for_half_life(table[kind]) for kind in KINDS}
+
+
+# --- kind-aware ranking ------------------------------------------------------------
+
+
+def rank_by_kind(
+    store: MemoryStore,
+    query_embedding,
+    now,
+    weights=(1.0, 1.0, 1.0),
+    half_lives: dict[str, float] | None = None,
+) -> list[ScoredMemory]:
+    """Like retriever.rank_memories, but each kind decays at its own half-life.
+
+    Inputs:
+        store: a one-user MemoryStore.
+        query_embedding: the query's vector, same model and length as the memories'.
+        now: epoch seconds or datetime.
+        weights: (w_relevance, w_recency, w_importance).
+        half_lives: hours per kind (default DEFAULT_HALF_LIVES: episodes 45 days,
+            facts and skills never fade).
+    Returns:
+        ScoredMemory rows for every live (not superseded) memory, best first; equal
+        scores keep the store's order. Changes nothing.
+
+    Example: a 90-day-old fact and a fresh episode, both on topic: with the defaults
+    the fact keeps recency 1.0, where one rate of 0.995 an hour would have left it ~0.
+    """
+    query_embedding, now, weights = _checked(store, query_embedding, now, weights)
+    rates = decay_rates(half_lives)
+    rows = []
+    for memory in store:
+        if memory.superseded_by is not None:
+            continue  # a replaced fact is wrong, not weak: never recalled
+        rel = relevance_score(query_embedding, memory.embedding)
+        rec = recency_score(now, memory.last_accessed, decay_rate=rates[memory.kind])
+        imp = importance_score(memory.importance)
+        rows.append(ScoredMemory(memory, rel, rec, imp, retrieval_score(rel, rec, imp, weights)))
+    return sorted(rows, key=lambda row: row.score, reverse=True)  # stable: ties in store order
+
+
+def retrieve_by_kind(
+    store: MemoryStore,
+    query_embedding,
+    now,
+    k: int = 3,
+    weights=(1.0, 1.0, 1.0),
+    half_lives: dict[str, float] | None = None,
+) -> list[Memory]:
+    """The top k of rank_by_kind; sets last_accessed = now on exactly those memories.
+
+    retrieve_by_kind(store, query, now, k=3) -> [Memory, ...] (at most k, best first)
+    """
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
+        raise ValueError(f"k must be an integer >= 1 (how many memories to return), got {k!r}")
+    top = rank_by_kind(store, query_embedding, now, weights=weights, half_lives=half_lives)
+    top = top[: int(k)]
+    now = as_timestamp(now, "now")
+    for row in top:
+        row.memory.last_accessed = now  # recalled: its recency restarts here
+    return [row.memory for row in top]
+
+
+def _checked(store, query_embedding, now, weights):
+    if not isinstance(store, MemoryStore):
+        raise TypeError(f"store must be a MemoryStore, got {type(store).__name__}")
+    query_embedding = as_vector(query_embedding, "query_embedding")
+    if store.dimension is not None and len(query_embedding) != store.dimension:
+        raise ValueError(
+            f"query_embedding has {len(query_embedding)} values but the store's memories "
+            f"have {store.dimension}: embed the query with the store's model "
+            f"({store.embedding_model or 'hand-made vectors'})"
+        )
+    return query_embedding, as_timestamp(now, "now"), check_weights(weights)

@@ -6,8 +6,18 @@ import math
 
 import pytest
 
-from kinds import DEFAULT_HALF_LIVES, decay_rate_for_half_life, decay_rate_for_kind, half_life_hours
-from scoring import recency_score
+from kinds import (
+    DEFAULT_HALF_LIVES,
+    decay_rate_for_half_life,
+    decay_rate_for_kind,
+    decay_rates,
+    half_life_hours,
+    rank_by_kind,
+    retrieve_by_kind,
+)
+from memory_store import Memory, MemoryStore
+from retriever import rank_memories
+from scoring import importance_score, recency_score, relevance_score, retrieval_score
 
 NOW = 1_000_000.0
 HOUR = 3600.0
@@ -57,3 +67,125 @@ def test_decay_rate_for_kind_names_a_missing_kind_and_a_bad_kind():
         decay_rate_for_kind("episodic", {"episodic": 24.0, "semantic": math.inf})
     with pytest.raises(ValueError, match="kind"):
         decay_rate_for_kind("dream")
+
+
+# --- kind-aware ranking ------------------------------------------------------------
+
+
+def make(memory_id, kind, hours_ago, importance=5, embedding=(1.0, 0.0)):
+    t = NOW - hours_ago * HOUR
+    return Memory(
+        memory_id,
+        f"{kind} {memory_id}",
+        kind=kind,
+        created_at=t,
+        last_accessed=t,
+        importance=importance,
+        embedding=list(embedding),
+    )
+
+
+@pytest.fixture
+def store():
+    store = MemoryStore()
+    store.add(make("old_fact", "semantic", hours_ago=90 * 24, importance=6))
+    store.add(make("fresh_episode", "episodic", hours_ago=2, importance=4))
+    store.add(make("old_episode", "episodic", hours_ago=90 * 24, importance=6))
+    store.add(make("skill", "procedural", hours_ago=400 * 24, importance=5, embedding=(0.6, 0.8)))
+    return store
+
+
+def test_decay_rates_gives_every_kind_its_own_rate():
+    rates = decay_rates({"episodic": 24.0, "semantic": 240.0, "procedural": math.inf})
+    assert rates["episodic"] == pytest.approx(0.5 ** (1 / 24))
+    assert rates["semantic"] == pytest.approx(0.5 ** (1 / 240))
+    assert rates["procedural"] == 1.0
+
+
+def test_rank_by_kind_uses_each_kinds_rate_with_the_learners_scoring_functions(store):
+    rates = decay_rates()
+    rows = rank_by_kind(store, [1.0, 0.0], NOW, weights=(0.55, 0.25, 0.20))
+    assert len(rows) == 4
+    for row in rows:
+        m = row.memory
+        assert row.relevance == pytest.approx(relevance_score([1.0, 0.0], m.embedding))
+        assert row.recency == pytest.approx(recency_score(NOW, m.last_accessed, rates[m.kind]))
+        assert row.importance == pytest.approx(importance_score(m.importance))
+        assert row.score == pytest.approx(
+            retrieval_score(row.relevance, row.recency, row.importance, (0.55, 0.25, 0.20))
+        )
+    assert [r.score for r in rows] == sorted((r.score for r in rows), reverse=True)
+
+
+def test_an_old_fact_keeps_full_recency_while_an_equally_old_episode_has_faded(store):
+    rows = {r.memory.id: r for r in rank_by_kind(store, [1.0, 0.0], NOW)}
+    assert rows["old_fact"].recency == 1.0
+    assert rows["old_episode"].recency == pytest.approx(0.25)  # 90 days = two half-lives
+
+
+def test_kind_aware_ranking_lifts_the_old_fact_above_the_one_rate_ranking(store):
+    one_rate = [r.memory.id for r in rank_memories(store, [1.0, 0.0], NOW)]
+    by_kind = [r.memory.id for r in rank_by_kind(store, [1.0, 0.0], NOW)]
+    assert one_rate[0] == "fresh_episode"
+    assert by_kind[0] == "old_fact"
+
+
+def test_with_every_kind_at_the_same_rate_it_matches_the_learners_ranking(store):
+    rate = 0.995
+    same = dict.fromkeys(("episodic", "semantic", "procedural"), half_life_hours(rate))
+    by_kind = rank_by_kind(store, [0.6, 0.8], NOW, half_lives=same)
+    core = rank_memories(store, [0.6, 0.8], NOW, decay_rate=rate)
+    assert [r.memory.id for r in by_kind] == [r.memory.id for r in core]
+    assert [r.score for r in by_kind] == pytest.approx([r.score for r in core])
+
+
+def test_retrieve_by_kind_skips_superseded_and_touches_exactly_the_returned(store):
+    store.add(make("new_fact", "semantic", hours_ago=1, importance=6))
+    store.supersede("old_fact", "new_fact")
+    before = {m.id: m.last_accessed for m in store}
+    top = retrieve_by_kind(store, [1.0, 0.0], NOW, k=2)
+    assert "old_fact" not in [m.id for m in top]
+    assert len(top) == 2
+    for m in store:
+        expected = NOW if m in top else before[m.id]
+        assert m.last_accessed == expected, m.id
+
+
+def test_ties_keep_the_store_order():
+    store = MemoryStore()
+    for memory_id in ("b", "a", "c"):
+        store.add(make(memory_id, "semantic", hours_ago=5))
+    assert [m.id for m in retrieve_by_kind(store, [1.0, 0.0], NOW, k=3)] == ["b", "a", "c"]
+
+
+def test_retrieve_by_kind_on_an_empty_store_returns_nothing():
+    assert retrieve_by_kind(MemoryStore(), [1.0, 0.0], NOW) == []
+
+
+@pytest.mark.parametrize("k", [0, -1, 1.5, True, "3"])
+def test_retrieve_by_kind_rejects_a_bad_k(store, k):
+    with pytest.raises(ValueError, match="k must be an integer"):
+        retrieve_by_kind(store, [1.0, 0.0], NOW, k=k)
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "pattern"),
+    [
+        ({"query_embedding": [1.0, 0.0, 0.0]}, ValueError, "3 values but the store"),
+        ({"query_embedding": []}, ValueError, "at least one value"),
+        ({"now": "yesterday"}, TypeError, "now must be epoch seconds"),
+        ({"weights": (1.0, -1.0, 1.0)}, ValueError, "recency weight"),
+        ({"half_lives": {"episodic": 24.0}}, ValueError, "missing"),
+        ({"half_lives": {**DEFAULT_HALF_LIVES, "dream": 1.0}}, ValueError, "unknown kind"),
+        ({"half_lives": {**DEFAULT_HALF_LIVES, "semantic": 0}}, ValueError, "half_life_hours"),
+    ],
+)
+def test_rank_by_kind_names_the_bad_argument(store, args, error, pattern):
+    call = {"query_embedding": [1.0, 0.0], "now": NOW, **args}
+    with pytest.raises(error, match=pattern):
+        rank_by_kind(store, call.pop("query_embedding"), call.pop("now"), **call)
+
+
+def test_rank_by_kind_refuses_something_that_is_not_a_store():
+    with pytest.raises(TypeError, match="MemoryStore"):
+        rank_by_kind([], [1.0], NOW)

@@ -1,0 +1,50 @@
+"""The extension modules import quietly and leave litellm unloaded until a real model is asked."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXTENSIONS = (
+    "kinds",
+    "superseding",
+    "importance_rating",
+    "consolidation",
+    "forgetting",
+    "what_to_embed",
+    "distillation",
+    "context_budget",
+    "model_choice",
+)
+
+
+@pytest.mark.slow
+def test_importing_every_extension_is_silent_and_does_not_load_litellm():
+    source = (
+        "import sys\n"
+        f"import {', '.join(EXTENSIONS)}\n"
+        "sys.stderr.write(repr([m for m in ('litellm', 'numpy') if m in sys.modules]))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_LAB_")}
+    env.update(PYTHONPATH=str(ROOT / "code"), MEMORY_LAB_ENV_FILE="")
+    result = subprocess.run(
+        [sys.executable, "-W", "error", "-c", source],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert (result.stdout, result.stderr) == ("", "[]")
+
+
+@pytest.mark.parametrize("name", EXTENSIONS)
+def test_every_extension_says_what_it_leaves_out(name):
+    module = __import__(name)
+    assert "Deliberately left out" in (module.__doc__ or ""), f"{name}.py docstring"

@@ -1,0 +1,163 @@
+"""importance_rating.py: any model reply becomes an importance in [1, 10]; offline, a heuristic."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import NOW
+from embedding_helpers import Embedder
+from importance_rating import (
+    BASE_IMPORTANCE,
+    CUES,
+    RATING_PROMPT,
+    heuristic_importance,
+    parse_rating,
+    rate_importance,
+    remember_rated,
+)
+from memory_store import MemoryStore
+
+REAL_MODEL = "openai/gpt-4o-mini"  # never called: litellm's mock_response answers instead
+
+
+@pytest.mark.parametrize(
+    ("reply", "value", "source"),
+    [
+        ("7", 7, "model"),
+        ("  3\n", 3, "model"),
+        ("Rating: 8", 8, "model"),
+        ("I'd say 7/10", 7, "model"),
+        ("6.5", 6.5, "model"),
+        ("eight", 8, "model"),
+        ("Rating: 12", 10, "model"),
+        ("0", 1, "model"),
+        ("-4", 1, "model"),
+        ("99999999999999999999", 10, "model"),
+        ("very important!", 5, "default"),
+        ("", 5, "default"),
+        (None, 5, "default"),
+        ("NaN", 5, "default"),
+    ],
+)
+def test_any_reply_becomes_an_importance_in_range(reply, value, source):
+    rating = parse_rating(reply)
+    assert rating.value == pytest.approx(value)
+    assert rating.source == source
+    assert 1 <= rating.value <= 10
+
+
+@pytest.mark.parametrize(("reply", "word"), [("Rating: 12", "clamped"), ("-4", "clamped")])
+def test_a_clamped_reply_says_so(reply, word):
+    assert word in parse_rating(reply).note
+
+
+def test_a_reply_without_a_number_uses_the_default_given():
+    assert parse_rating("no idea", default=2).value == 2
+    with pytest.raises(ValueError, match="importance must be in"):
+        parse_rating("7", default=11)
+    with pytest.raises(ValueError, match="importance must be in"):
+        rate_importance("We signed the contract", default=0)
+
+
+@pytest.mark.parametrize(
+    ("text", "cues"),
+    [
+        ("brushed teeth", ["brushed"]),
+        ("We decided: deploys on Fridays are forbidden", ["decided", "forbidden"]),
+        ("I am allergic to peanuts", ["allergic"]),
+        ("Tuesday", []),
+    ],
+)
+def test_the_heuristic_is_the_base_plus_its_cue_words_clamped(text, cues):
+    expected = min(10, max(1, BASE_IMPORTANCE + sum(CUES[c] for c in cues)))
+    rating = heuristic_importance(text)
+    assert (rating.value, rating.source) == (expected, "heuristic")
+    for cue in cues:
+        assert cue in rating.note
+
+
+def test_the_heuristic_ranks_a_core_memory_above_a_mundane_one():
+    assert (
+        heuristic_importance("We signed the contract").value
+        > heuristic_importance("brushed teeth").value
+    )
+
+
+def test_a_repeated_cue_counts_once_and_extremes_are_clamped():
+    assert heuristic_importance("decided decided decided").value == BASE_IMPORTANCE + 3
+    loud = heuristic_importance("allergic diagnosed married decided deadline always never must")
+    assert loud.value == 10 and "clamped" in loud.note
+    assert heuristic_importance("ok thanks, hi, lol").value == 1
+
+
+def test_offline_rating_uses_the_heuristic_not_the_offline_chat_model():
+    text = "We signed the contract"
+    assert rate_importance(text) == heuristic_importance(text)
+    assert rate_importance(text, model="memorylab/offline-chat") == heuristic_importance(text)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("reply", "value", "source"),
+    [("Rating: 12", 10, "model"), ("4", 4, "model"), ("important!", 5, "default")],
+)
+def test_a_real_model_is_asked_through_litellm_and_its_reply_parsed(reply, value, source):
+    rating = rate_importance("We signed the contract", model=REAL_MODEL, mock_response=reply)
+    assert (rating.value, rating.source) == (value, source)
+
+
+@pytest.mark.slow
+def test_a_failing_model_falls_back_to_the_heuristic_and_says_why(monkeypatch):
+    import local_models
+
+    litellm = local_models.load_litellm()
+
+    def broken(**kwargs):
+        raise ConnectionError("no route to host")
+
+    monkeypatch.setattr(litellm, "completion", broken)
+    rating = rate_importance("We signed the contract", model=REAL_MODEL)
+    assert rating.source == "heuristic"
+    assert "model failed" in rating.note and "no route to host" in rating.note
+
+
+def test_the_prompt_asks_for_one_number_on_the_1_to_10_scale():
+    prompt = RATING_PROMPT.format(text="We signed the contract")
+    assert "1 to 10" in prompt and "We signed the contract" in prompt
+
+
+@pytest.mark.parametrize("bad", ["", "   ", None, 7])
+def test_rating_refuses_empty_or_non_text(bad):
+    with pytest.raises(ValueError, match="non-empty string"):
+        rate_importance(bad)
+
+
+@pytest.mark.slow
+def test_remember_rated_never_fails_on_a_bad_reply_and_records_how():
+    store = MemoryStore()
+    embedder = Embedder("memorylab/hashed-bow-384")
+    memory = remember_rated(
+        store, "We signed the contract", embedder, NOW, model=REAL_MODEL, mock_response="Rating: 12"
+    )
+    assert memory.importance == 10
+    assert memory.metadata["importance_source"] == "model"
+    assert "clamped" in memory.metadata["importance_note"]
+    offline = remember_rated(store, "brushed teeth", embedder, NOW, kind="episodic")
+    assert offline.importance == heuristic_importance("brushed teeth").value
+    assert len(store) == 2
+
+
+@given(st.text(max_size=60))
+@settings(max_examples=200, deadline=None)
+def test_no_reply_whatsoever_escapes_the_range(reply):
+    rating = parse_rating(reply)
+    assert 1 <= rating.value <= 10
+    assert rating.source in ("model", "default")
+
+
+@given(st.text(min_size=1, max_size=80).filter(str.strip))
+@settings(max_examples=200, deadline=None)
+def test_the_heuristic_always_rates_in_range(text):
+    assert 1 <= heuristic_importance(text).value <= 10

@@ -1,0 +1,173 @@
+"""what_to_embed.py: noise is not stored; turns group into episodes at pauses."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import NOW
+from embedding_helpers import Embedder
+from memory_store import MemoryStore
+from what_to_embed import (
+    episode_text,
+    filter_turns,
+    group_episodes,
+    remember_episodes,
+    skip_reason,
+    worth_embedding,
+)
+
+MINUTE = 60.0
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("hi", "greeting"),
+        ("Hello there!", "greeting"),
+        ("good morning", "greeting"),
+        ("ok thanks!", "acknowledgement"),
+        ("Thank you so much.", "acknowledgement"),
+        ("got it", "acknowledgement"),
+        ("👍", "acknowledgement"),
+        ("", "empty"),
+        ("  \n ", "empty"),
+        ('{"status": 200, "rows": [1, 2]}', "tool output (JSON)"),
+        ('[{"id": 1}]', "tool output (JSON)"),
+    ],
+)
+def test_noise_is_not_worth_embedding(text, reason):
+    assert skip_reason(text) == reason
+    assert not worth_embedding(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I prefer Groq for the default API",
+        "Good morning! I decided to move the launch to Friday",
+        "ok, use HNSW instead of IVFFlat",
+        "[draft] notes on the pool leak",  # starts like JSON but is not
+        "Привет, я люблю чай",  # no Latin letters, still content
+        "42",
+    ],
+)
+def test_content_is_worth_embedding(text):
+    assert skip_reason(text) is None
+    assert worth_embedding(text)
+
+
+def test_a_tool_turn_is_skipped_even_when_it_is_not_json():
+    assert skip_reason("rows: 3", role="tool") == "tool output"
+
+
+def test_filter_turns_keeps_content_and_says_why_each_skipped_turn_went():
+    turns = [
+        {"role": "user", "content": "hi"},
+        {"role": "user", "content": "I prefer Groq"},
+        {"role": "tool", "content": '{"ok": true}'},
+        {"role": "assistant", "content": "Noted, Groq it is."},
+    ]
+    kept, skipped = filter_turns(turns)
+    assert [t["content"] for t in kept] == ["I prefer Groq", "Noted, Groq it is."]
+    assert [(t["content"], why) for t, why in skipped] == [
+        ("hi", "greeting"),
+        ('{"ok": true}', "tool output (JSON)"),
+    ]
+
+
+def turns_at(*minutes):
+    return [{"role": "user", "content": f"turn at {m}", "time": NOW + m * MINUTE} for m in minutes]
+
+
+@pytest.mark.parametrize(
+    ("minutes", "gap", "sizes"),
+    [
+        ((0, 5, 10, 60), 30, [3, 1]),
+        ((0, 5, 10, 60), 60, [4]),
+        ((0, 31, 62), 30, [1, 1, 1]),
+        ((0, 30), 30, [2]),  # exactly the gap: still the same episode
+        ((), 30, []),
+    ],
+)
+def test_a_pause_longer_than_the_gap_starts_a_new_episode(minutes, gap, sizes):
+    episodes = group_episodes(turns_at(*minutes), max_gap_minutes=gap)
+    assert [len(e) for e in episodes] == sizes
+
+
+def test_a_long_run_of_turns_is_split_at_max_turns():
+    assert [len(e) for e in group_episodes(turns_at(*range(7)), max_turns=3)] == [3, 3, 1]
+
+
+def test_episode_text_has_one_line_per_turn():
+    episode = [
+        {"role": "user", "content": " which index? ", "time": NOW},
+        {"role": "assistant", "content": "HNSW", "time": NOW},
+    ]
+    assert episode_text(episode) == "user: which index?\nassistant: HNSW"
+
+
+def test_remember_episodes_stores_one_memory_per_episode_without_the_noise():
+    turns = [
+        {"role": "user", "content": "hi", "time": NOW},
+        {"role": "user", "content": "the pool leaks connections", "time": NOW + MINUTE},
+        {"role": "assistant", "content": "close the sessions", "time": NOW + 2 * MINUTE},
+        {"role": "user", "content": "thanks!", "time": NOW + 3 * MINUTE},
+        {"role": "user", "content": "I prefer Groq", "time": NOW + 120 * MINUTE},
+    ]
+    store = MemoryStore()
+    memories = remember_episodes(store, Embedder("memorylab/hashed-bow-384"), turns)
+    assert [m.text for m in memories] == [
+        "user: the pool leaks connections\nassistant: close the sessions",
+        "user: I prefer Groq",
+    ]
+    assert memories[0].created_at == NOW + MINUTE
+    assert memories[0].metadata == {"turns": 2, "ended": NOW + 2 * MINUTE}
+    assert len(store) == 2
+
+
+@pytest.mark.parametrize(
+    ("turns", "error", "pattern"),
+    [
+        ("hi", TypeError, "list of dicts"),
+        ([{"role": "user"}], ValueError, r"turns\[0\] must be a dict with a 'content'"),
+        ([{"role": "robot", "content": "x", "time": NOW}], ValueError, "unknown role 'robot'"),
+        ([{"content": "x"}], ValueError, "needs a 'time'"),
+        ([{"content": "x", "time": "noon"}], TypeError, "time'\\] must be epoch seconds"),
+    ],
+)
+def test_malformed_turns_are_refused_with_the_index(turns, error, pattern):
+    with pytest.raises(error, match=pattern):
+        group_episodes(turns)
+
+
+def test_turns_out_of_time_order_are_refused():
+    with pytest.raises(ValueError, match="time order"):
+        group_episodes(turns_at(10, 0))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "pattern"),
+    [({"max_gap_minutes": 0}, "max_gap_minutes must be > 0"), ({"max_turns": 0}, "max_turns")],
+)
+def test_bad_grouping_settings_are_refused(kwargs, pattern):
+    with pytest.raises(ValueError, match=pattern):
+        group_episodes(turns_at(0), **kwargs)
+
+
+def test_skip_reason_refuses_non_text():
+    with pytest.raises(TypeError, match="text must be a string"):
+        skip_reason(None)
+
+
+@given(st.text(max_size=60))
+@settings(max_examples=200, deadline=None)
+def test_any_text_gets_a_known_reason_or_none(text):
+    assert skip_reason(text) in (
+        None,
+        "empty",
+        "tool output (JSON)",
+        "greeting",
+        "acknowledgement",
+    )
