@@ -161,6 +161,7 @@ class Embedder:
         importance: float = 5,
         now=None,
         metadata: dict | None = None,
+        user_id: str = "default",
     ) -> Memory:
         """A new Memory of `text`, embedded and stamped with this model, created at `now`."""
         now = time.time() if now is None else now
@@ -174,6 +175,7 @@ class Embedder:
             embedding=self.embed_one(text),
             embedding_model=self.model,
             metadata=dict(metadata or {}),
+            user_id=user_id,
         )
 
     def remember(
@@ -185,8 +187,15 @@ class Embedder:
         now=None,
         memory_id: str | None = None,
         metadata: dict | None = None,
+        user_id: str | None = None,
     ) -> Memory:
-        """Embed `text`, add it to `store` as a new memory (id m1, m2, ...) and return it."""
+        """Embed `text`, add it to `store` as a new memory (id m1, m2, ...) and return it.
+
+        The memory belongs to `user_id`, by default the store's user when it has one.
+        """
         store.check_model(self.model, what=f"the memory {text!r}")
-        memory = self.memory(memory_id or store.next_id(), text, kind, importance, now, metadata)
+        user_id = user_id or getattr(store, "user_id", "default")
+        memory = self.memory(
+            memory_id or store.next_id(), text, kind, importance, now, metadata, user_id
+        )
         return store.add(memory)

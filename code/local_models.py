@@ -18,8 +18,10 @@ Deliberately left out: prompts (chat_with_memory.py) and settings (config.py).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,12 +31,26 @@ PROVIDER = "memorylab"
 _litellm = None  # the module, once imported and set up
 
 
+@contextlib.contextmanager
+def _quiet_litellm_types():
+    """Silence one known, harmless warning that litellm's types raise while being built.
+
+    subtle: pydantic builds some of litellm's response types lazily, on their first use
+    (inside a completion or embedding call), and warns that a TypedDict uses `ReadOnly`.
+    Unfiltered it reaches a learner's notebook, and under `-W error` it fails the call.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r".*`ReadOnly` qualifier", category=UserWarning)
+        yield
+
+
 def load_litellm():
     """Import litellm offline-safe and register the "memorylab" provider (once)."""
     global _litellm
     if _litellm is None:
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no fetch at import
-        import litellm
+        with _quiet_litellm_types():
+            import litellm
 
         litellm.telemetry = False
         litellm.suppress_debug_info = True  # no "Give Feedback" banners on errors
@@ -62,7 +78,8 @@ def complete(
     if api_base:
         kwargs["api_base"] = api_base
     try:
-        response = litellm.completion(model=model, messages=messages, timeout=timeout, **kwargs)
+        with _quiet_litellm_types():
+            response = litellm.completion(model=model, messages=messages, timeout=timeout, **kwargs)
     except Exception as exc:
         raise RuntimeError(_model_failure("chat", model, exc)) from exc
     content = response.choices[0].message.content
@@ -77,7 +94,8 @@ def embed(
     if api_base:
         kwargs["api_base"] = api_base
     try:
-        response = litellm.embedding(model=model, input=list(texts), timeout=timeout, **kwargs)
+        with _quiet_litellm_types():
+            response = litellm.embedding(model=model, input=list(texts), timeout=timeout, **kwargs)
     except Exception as exc:
         raise RuntimeError(_model_failure("embedding", model, exc)) from exc
     items = sorted(response.data, key=lambda item: _field(item, "index"))

@@ -251,3 +251,13 @@ def test_a_wrong_number_of_vectors_raises_runtimeerror(monkeypatch):
 def test_an_empty_model_name_is_an_error_not_the_default():
     with pytest.raises(ValueError, match="model must be a non-empty string"):
         Embedder("")
+
+
+def test_remember_gives_the_memory_the_stores_user_or_the_one_asked_for(tmp_path):
+    from persistent_store import PersistentMemoryStore
+
+    embedder = Embedder()
+    assert embedder.remember(MemoryStore(), "likes tea", now=NOW).user_id == "default"
+    assert embedder.memory("m1", "likes tea", now=NOW, user_id="ada").user_id == "ada"
+    with PersistentMemoryStore(tmp_path / "m.sqlite3", user_id="bob") as store:
+        assert embedder.remember(store, "likes coffee", now=NOW).user_id == "bob"
