@@ -242,10 +242,11 @@ class MemoryIndex:
         if count == 0:
             return []
         sims = self.embeddings @ query.unit  # (N,) float32: the one pass over the matrix
-        if candidates is None:
-            rows = self._within_error_bound(sims, allowed, count, now, weights, decay_rate, k)
+        if candidates is None or candidates >= count:
+            pool = None if allowed is None else np.flatnonzero(allowed)
         else:
-            rows = self._nearest(sims, allowed, count, int(candidates))
+            pool = self._nearest(sims, allowed, int(candidates))
+        rows = self._within_error_bound(sims, pool, now, weights, decay_rate, k)
         return self._rescore(rows, query, now, weights, decay_rate)[:k]
 
     def retrieve(self, query_embedding, now, k: int = 3, **options) -> list[Memory]:
@@ -261,8 +262,8 @@ class MemoryIndex:
             self._last[self._rows[row.memory.id]] = row.memory.last_accessed
         return [row.memory for row in rows]
 
-    def _within_error_bound(self, sims, allowed, count, now, weights, decay_rate, k):
-        """Rows whose fast score may put them in the exact top k (at least k rows).
+    def _within_error_bound(self, sims, pool, now, weights, decay_rate, k):
+        """Rows (of `pool`, or of all N) whose fast score may put them in the exact top k.
 
         Every fast score is within `bound` of the exact one (see _error_bound). The k rows
         with the best fast scores have exact scores >= kth - bound, so the exact k-th best
@@ -270,27 +271,29 @@ class MemoryIndex:
         """
         w_rel, w_rec, w_imp = weights
         n = len(sims)
+        last, imp = self._last[:n], self._imp[:n]
+        if pool is not None:  # a filter or the rerank's candidates: score only those rows
+            sims, last, imp = sims[pool], last[pool], imp[pool]
+        if len(sims) <= k:
+            return np.arange(n) if pool is None else pool
         scores = sims.astype(np.float64)  # (N,) float64; (N,) arrays are small beside (N, D)
         scores *= w_rel
         # recency = decay_rate ** hours = exp(hours * ln decay_rate): exp is 4x faster than
         # power in numpy, and its rounding is far inside the bound
-        x = np.subtract(now, self._last[:n])  # seconds since last access
+        x = np.subtract(now, last)  # seconds since last access
         x *= math.log(decay_rate) / SECONDS_PER_HOUR
         np.minimum(x, 0.0, out=x)  # a last access in the future counts as 0 hours
         np.exp(x, out=x)
         x *= w_rec
         scores += x
-        np.multiply(self._imp[:n], w_imp, out=x)
+        np.multiply(imp, w_imp, out=x)
         scores += x
-        if count <= k:
-            return np.arange(n) if allowed is None else np.flatnonzero(allowed)
-        if allowed is not None:
-            scores[~allowed] = -np.inf
-        kth = np.partition(scores, n - k)[n - k]  # the k-th best fast score: O(N), no sort
+        kth = np.partition(scores, len(scores) - k)[-k]  # the k-th best fast score: O(N)
         floor = kth - 2.0 * self._error_bound(weights)
         if not math.isfinite(floor):  # astronomically large weights: rescore everything
-            return np.arange(n) if allowed is None else np.flatnonzero(allowed)
-        return np.flatnonzero(scores >= floor)
+            return np.arange(n) if pool is None else pool
+        rows = np.flatnonzero(scores >= floor)
+        return rows if pool is None else pool[rows]
 
     def _error_bound(self, weights) -> float:
         """How far a fast score can be from the exact one, for unit rows of dimension D.
@@ -305,14 +308,11 @@ class MemoryIndex:
         dim = self._matrix.shape[1]
         return w_rel * (dim + 8) * FLOAT32_UNIT + (w_rel + w_rec + w_imp + 1.0) * 1e-12
 
-    def _nearest(self, sims, allowed, count, c):
+    def _nearest(self, sims, allowed, c):
         """Rows of the c allowed memories most similar to the query (candidate-then-rerank)."""
-        n = len(sims)
-        if c >= count:
-            return np.arange(n) if allowed is None else np.flatnonzero(allowed)
         if allowed is not None:
-            sims = np.where(allowed, sims, -np.inf).astype(np.float32)
-        return np.argpartition(sims, n - c)[n - c :]
+            sims = np.where(allowed, sims, np.float32(-np.inf))  # (N,) float32
+        return np.argpartition(sims, len(sims) - c)[-c:]
 
     def _rescore(self, rows, query, now, weights, decay_rate) -> list[ScoredMemory]:
         """Exact scores for `rows`, sorted as rank_memories sorts: score, then store order."""
@@ -402,12 +402,17 @@ class _Query:
 
     @classmethod
     def of(cls, query_embedding) -> _Query:
-        if isinstance(query_embedding, (tuple, list)) and all(
-            type(x) is float and math.isfinite(x) for x in query_embedding
+        q = query_embedding
+        if isinstance(q, np.ndarray) and q.ndim == 1 and q.dtype.kind == "f" and q.size:
+            if np.isfinite(q).all():  # fast path: as_vector's checks, vectorized
+                return cls(tuple(q.astype(np.float64).tolist()))
+        elif (
+            isinstance(q, (tuple, list))
+            and q
+            and all(type(x) is float and math.isfinite(x) for x in q)
         ):
-            values = tuple(query_embedding)  # fast path: already finite floats
-        else:
-            values = as_vector(query_embedding, "query_embedding")  # checks, and clear errors
+            return cls(tuple(q))  # fast path: already finite floats
+        values = as_vector(q, "query_embedding")  # checks everything, with clear errors
         return cls(values)
 
 

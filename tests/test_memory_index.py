@@ -221,6 +221,26 @@ def test_rerank_with_enough_candidates_is_the_exact_ranking():
     )
 
 
+@pytest.mark.parametrize("seed", [0, 1])
+def test_rerank_ranks_exactly_the_nearest_candidates_by_similarity(seed):
+    rng = np.random.default_rng(seed)
+    store = MemoryStore()
+    for i in range(200):
+        t = NOW - float(rng.uniform(0, 100)) * HOUR
+        importance = int(rng.integers(1, 11))
+        store.add(
+            Memory(
+                f"m{i}", "x", created_at=t, importance=importance, embedding=rng.standard_normal(16)
+            )
+        )
+    index = MemoryIndex(store)
+    query = rng.standard_normal(16)
+    ranking = rank_memories(store, query, NOW)
+    nearest = {row.memory.id for row in sorted(ranking, key=lambda row: -row.relevance)[:40]}
+    expected = [row for row in ranking if row.memory.id in nearest][:5]
+    assert as_rows(index.top_k(query, NOW, k=5, candidates=40)) == as_rows(expected)
+
+
 def test_rerank_misses_a_fresh_important_memory_outside_the_nearest_candidates():
     # The failure candidate-then-rerank trades for speed: the best memory overall is
     # not among the nearest by similarity, so the rerank never sees it.
