@@ -12,10 +12,11 @@ numbers as arrays beside a MemoryStore and scores all of them at once in numpy:
 A query is one pass over the matrix (`embeddings @ query`), a few passes over the
 (N,) arrays, and a partial selection of the best. float32 rounds, and two memories
 whose scores differ in the eighth digit could swap places, so the index never trusts
-its fast scores for the final order: it rescores, with the learner's own scoring
-functions, every memory whose fast score is within a proven error bound of the k-th
-best, then sorts them exactly as `rank_memories` does (score, then store order). The
-result is the reference's memories in the reference's order, ties included.
+its fast scores for the final order: every memory whose fast score is within a proven
+error bound of the k-th best (matrix_scoring.py) is rescored exactly (the learner's
+recency_score, importance_score and retrieval_score, and relevance_score's arithmetic),
+then sorted as `rank_memories` sorts: score, then store order. The result is the
+reference's memories in the reference's order, with the same scores, ties included.
 
     index = MemoryIndex()                # or MemoryIndex(store) to index an existing store
     index.add(memory); index.supersede("m1", "m2"); index.remove("m3")
@@ -31,13 +32,20 @@ give up exactness, and persistence (the arrays are rebuilt from the store).
 
 from __future__ import annotations
 
-import math
 import numbers
-import operator
 
 import numpy as np
 
-from memory_store import KINDS, Memory, MemoryStore, as_timestamp, as_vector, check_kind
+from matrix_scoring import (
+    Query,
+    check_magnitudes,
+    error_bound,
+    fast_scores,
+    reference_cosine,
+    unit_rows,
+    within_bound,
+)
+from memory_store import KINDS, Memory, MemoryStore, as_timestamp, check_kind
 from retriever import ScoredMemory
 from scoring import (
     check_decay_rate,
@@ -47,11 +55,6 @@ from scoring import (
     retrieval_score,
 )
 
-SECONDS_PER_HOUR = 3600.0
-FLOAT32_UNIT = 2.0**-24  # relative rounding error of one float32 operation
-# Values outside this range over- or underflow when squared in float64, and the
-# reference cosine itself stops being accurate; the index refuses them.
-SAFE_MAGNITUDE = (1e-100, 1e100)
 BUILD_CHUNK = 65_536  # memories converted to float64 at a time when indexing a store
 
 
@@ -94,21 +97,21 @@ class MemoryIndex:
         for start in range(0, n, BUILD_CHUNK):
             chunk = memories[start : start + BUILD_CHUNK]
             block = np.array([m.embedding for m in chunk], dtype=np.float64)  # (chunk, D)
-            _check_magnitudes(block, f"memories {chunk[0].id!r}..{chunk[-1].id!r}")
-            self._matrix[start : start + len(chunk)] = _unit_rows(block)
+            check_magnitudes(block, f"memories {chunk[0].id!r}..{chunk[-1].id!r}")
+            self._matrix[start : start + len(chunk)] = unit_rows(block)
             for memory in chunk:
                 self._append(memory)
 
     def add(self, memory: Memory) -> Memory:
         """Add `memory` to the store and to the arrays; returns it (as MemoryStore.add)."""
         if isinstance(memory, Memory):
-            _check_magnitudes(np.asarray(memory.embedding), f"memory {memory.id!r}")
+            check_magnitudes(np.asarray(memory.embedding), f"memory {memory.id!r}")
         self._check_in_step()
         self.store.add(memory)  # the store's own checks: duplicate id, model, dimension
         if len(self.store) == 1 and self._matrix.shape[1] != self.store.dimension:
             self._matrix = np.zeros((len(self._matrix), self.store.dimension), np.float32)
         self._grow_if_full()
-        self._matrix[len(self._memories)] = _unit_rows(np.asarray([memory.embedding]))[0]
+        self._matrix[len(self._memories)] = unit_rows(np.asarray([memory.embedding]))[0]
         self._append(memory)
         return memory
 
@@ -263,50 +266,18 @@ class MemoryIndex:
         return [row.memory for row in rows]
 
     def _within_error_bound(self, sims, pool, now, weights, decay_rate, k):
-        """Rows (of `pool`, or of all N) whose fast score may put them in the exact top k.
-
-        Every fast score is within `bound` of the exact one (see _error_bound). The k rows
-        with the best fast scores have exact scores >= kth - bound, so the exact k-th best
-        is >= kth - bound, and any memory of the exact top k has a fast score >= kth - 2 bound.
-        """
-        w_rel, w_rec, w_imp = weights
+        """Rows (of `pool`, or of all N) whose fast score may put them in the exact top k."""
         n = len(sims)
         last, imp = self._last[:n], self._imp[:n]
         if pool is not None:  # a filter or the rerank's candidates: score only those rows
             sims, last, imp = sims[pool], last[pool], imp[pool]
-        if len(sims) <= k:
+        picked = None
+        if len(sims) > k:
+            scores = fast_scores(sims, last, imp, now, weights, decay_rate)
+            picked = within_bound(scores, k, error_bound(self._matrix.shape[1], weights))
+        if picked is None:  # k or fewer to choose from, or no usable bound: take them all
             return np.arange(n) if pool is None else pool
-        scores = sims.astype(np.float64)  # (N,) float64; (N,) arrays are small beside (N, D)
-        scores *= w_rel
-        # recency = decay_rate ** hours = exp(hours * ln decay_rate): exp is 4x faster than
-        # power in numpy, and its rounding is far inside the bound
-        x = np.subtract(now, last)  # seconds since last access
-        x *= math.log(decay_rate) / SECONDS_PER_HOUR
-        np.minimum(x, 0.0, out=x)  # a last access in the future counts as 0 hours
-        np.exp(x, out=x)
-        x *= w_rec
-        scores += x
-        np.multiply(imp, w_imp, out=x)
-        scores += x
-        kth = np.partition(scores, len(scores) - k)[-k]  # the k-th best fast score: O(N)
-        floor = kth - 2.0 * self._error_bound(weights)
-        if not math.isfinite(floor):  # astronomically large weights: rescore everything
-            return np.arange(n) if pool is None else pool
-        rows = np.flatnonzero(scores >= floor)
-        return rows if pool is None else pool[rows]
-
-    def _error_bound(self, weights) -> float:
-        """How far a fast score can be from the exact one, for unit rows of dimension D.
-
-        float32 rounds each stored value and the query by at most 2**-24 relative, and a
-        dot product of D terms adds at most D roundings of a sum whose terms total <= 1
-        (Cauchy-Schwarz on unit vectors): |fast cosine - cosine| <= (D + 2) * 2**-24.
-        The float64 parts (recency, importance, the weighted sum, the reference's own
-        rounding) are ~1e-15; 1e-12 per weight covers them with room to spare.
-        """
-        w_rel, w_rec, w_imp = weights
-        dim = self._matrix.shape[1]
-        return w_rel * (dim + 8) * FLOAT32_UNIT + (w_rel + w_rec + w_imp + 1.0) * 1e-12
+        return picked if pool is None else pool[picked]
 
     def _nearest(self, sims, allowed, c):
         """Rows of the c allowed memories most similar to the query (candidate-then-rerank)."""
@@ -321,7 +292,7 @@ class MemoryIndex:
         scored = []
         for row in rows.tolist():
             m = self._check_row(row)
-            rel = _reference_cosine(query.values, query.norm, m.embedding)
+            rel = reference_cosine(query.values, query.norm, m.embedding)
             rec = recency_score(now, m.last_accessed, decay_rate=decay_rate)
             imp = importance_score(m.importance)
             scored.append(ScoredMemory(m, rel, rec, imp, retrieval_score(rel, rec, imp, weights)))
@@ -348,7 +319,7 @@ class MemoryIndex:
 
     def _checked(self, query_embedding, now, weights, decay_rate, k):
         """Validate a query's arguments with retrieve's rules and messages."""
-        query = _Query.of(query_embedding)
+        query = Query.of(query_embedding)
         if self.store.dimension is not None and len(query.values) != self.store.dimension:
             raise ValueError(
                 f"query_embedding has {len(query.values)} values but the store's memories "
@@ -386,62 +357,3 @@ class MemoryIndex:
 
     def __repr__(self) -> str:
         return f"MemoryIndex({len(self)} memories, dimension={self.store.dimension})"
-
-
-class _Query:
-    """A validated query: its floats (for exact rescoring) and its float32 unit vector."""
-
-    __slots__ = ("norm", "unit", "values")
-
-    def __init__(self, values: tuple[float, ...]) -> None:
-        array = np.asarray(values, dtype=np.float64)  # (D,)
-        _check_magnitudes(array, "query_embedding")
-        self.values = values
-        self.norm = math.sqrt(sum(map(operator.mul, values, values)))  # as relevance_score
-        self.unit = _unit_rows(array[None, :])[0]  # (D,) float32, so matrix @ unit stays float32
-
-    @classmethod
-    def of(cls, query_embedding) -> _Query:
-        q = query_embedding
-        if isinstance(q, np.ndarray) and q.ndim == 1 and q.dtype.kind == "f" and q.size:
-            if np.isfinite(q).all():  # fast path: as_vector's checks, vectorized
-                return cls(tuple(q.astype(np.float64).tolist()))
-        elif (
-            isinstance(q, (tuple, list))
-            and q
-            and all(type(x) is float and math.isfinite(x) for x in q)
-        ):
-            return cls(tuple(q))  # fast path: already finite floats
-        values = as_vector(q, "query_embedding")  # checks everything, with clear errors
-        return cls(values)
-
-
-def _reference_cosine(query, query_norm: float, embedding) -> float:
-    """relevance_score's arithmetic step by step, without re-validating 2 x D floats.
-
-    The same products summed in the same order give the same float64, to the last bit
-    (tests compare it with scoring.relevance_score). Costs ~10 us instead of ~400 us.
-    """
-    dot = sum(map(operator.mul, query, embedding))
-    memory_norm = math.sqrt(sum(map(operator.mul, embedding, embedding)))
-    if query_norm == 0.0 or memory_norm == 0.0:
-        return 0.0  # a zero vector points nowhere
-    return max(-1.0, min(1.0, dot / (query_norm * memory_norm)))
-
-
-def _unit_rows(block: np.ndarray) -> np.ndarray:
-    """(M, D) float64 -> (M, D) float32 rows of length 1; zero rows stay zero."""
-    norms = np.sqrt(np.einsum("ij,ij->i", block, block))[:, None]  # (M, 1)
-    return np.divide(block, norms, out=np.zeros_like(block), where=norms > 0).astype(np.float32)
-
-
-def _check_magnitudes(values: np.ndarray, what: str) -> None:
-    """Refuse values whose squares would over- or underflow (the reference goes wrong there)."""
-    sizes = np.abs(values[values != 0])
-    low, high = SAFE_MAGNITUDE
-    if sizes.size and (sizes.min() < low or sizes.max() > high):
-        bad = sizes.min() if sizes.min() < low else sizes.max()
-        raise ValueError(
-            f"{what}: embedding values must be 0 or between {low:g} and {high:g} in size "
-            f"for exact ranking, got {bad:g}; rescale the vector (cosine ignores length)"
-        )

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import DAY, HOUR, NOW
-from memory_index import IndexOutOfStep, MemoryIndex, _reference_cosine
+from matrix_scoring import reference_cosine
+from memory_index import IndexOutOfStep, MemoryIndex
 from memory_store import Memory, MemoryStore
 from retriever import rank_memories, retrieve
 from scoring import relevance_score
@@ -146,7 +147,7 @@ def test_agreement_in_a_cluster_too_tight_for_float32_to_order(seed):
 def test_the_fast_cosine_is_relevance_score_to_the_last_bit(pair):
     query, memory = (tuple(float(x) for x in v) for v in pair)
     norm = sum(x * x for x in query) ** 0.5
-    assert _reference_cosine(query, norm, memory) == relevance_score(query, memory)
+    assert reference_cosine(query, norm, memory) == relevance_score(query, memory)
 
 
 def make_index(n=5, user="default"):
