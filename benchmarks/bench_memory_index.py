@@ -218,7 +218,8 @@ def svg_plot(results: list[dict], path: Path) -> None:
         out.append(
             f'<line x1="{left}" x2="{width - right}" y1="{yy:.1f}" y2="{yy:.1f}" stroke="#ddd"/>'
         )
-        out.append(f'<text x="{left - 6}" y="{yy + 4:.1f}" text-anchor="end">{10.0**e:g}</text>')
+        label = f"{10**e:,}" if e >= 0 else f"{10.0**e:g}"  # 100,000 rather than 1e+05
+        out.append(f'<text x="{left - 6}" y="{yy + 4:.1f}" text-anchor="end">{label}</text>')
     for n in ns:
         out.append(
             f'<text x="{x(n):.1f}" y="{height - bottom + 18}" text-anchor="middle">{n:,}</text>'
