@@ -58,6 +58,14 @@ from scoring import (
 BUILD_CHUNK = 65_536  # memories converted to float64 at a time when indexing a store
 
 
+def _magnitudes_ok(block: np.ndarray) -> bool:
+    try:
+        check_magnitudes(block, "")
+    except ValueError:
+        return False
+    return True
+
+
 class IndexOutOfStep(RuntimeError):
     """The store or a memory changed without going through the index."""
 
@@ -97,7 +105,9 @@ class MemoryIndex:
         for start in range(0, n, BUILD_CHUNK):
             chunk = memories[start : start + BUILD_CHUNK]
             block = np.array([m.embedding for m in chunk], dtype=np.float64)  # (chunk, D)
-            check_magnitudes(block, f"memories {chunk[0].id!r}..{chunk[-1].id!r}")
+            if not np.isfinite(block).all() or not _magnitudes_ok(block):
+                for memory in chunk:  # find the one to name in the error
+                    check_magnitudes(np.asarray(memory.embedding), f"memory {memory.id!r}")
             self._matrix[start : start + len(chunk)] = unit_rows(block)
             for memory in chunk:
                 self._append(memory)

@@ -305,11 +305,20 @@ def test_refused_memories_leave_both_store_and_index_unchanged():
         index.add(Memory("huge", "x", created_at=NOW, embedding=[1e200, 0.0, 0.0]))
     with pytest.raises(ValueError, match="already in the store"):
         index.add(Memory("m1", "x", created_at=NOW, embedding=[1.0, 0.0, 0.0]))
+    index.supersede("m0", "m1")
     with pytest.raises(ValueError, match="remove those first"):
-        index.supersede("m0", "m1")
         index.remove("m1")
     assert len(index) == len(index.store) == 2
     index.verify()
+
+
+def test_indexing_a_store_names_the_memory_it_cannot_rank_exactly():
+    store = MemoryStore()
+    store.add(Memory("fine", "x", created_at=NOW, embedding=[1.0, 0.0]))
+    store.add(Memory("tiny", "x", created_at=NOW, embedding=[1e-200, 0.0]))
+    with pytest.raises(ValueError, match="memory 'tiny': embedding values must be 0 or between"):
+        MemoryIndex(store)
+    assert len(store) == 2  # the store itself is left as it was
 
 
 @pytest.mark.parametrize(
