@@ -137,11 +137,18 @@ def unit_rows(block: np.ndarray) -> np.ndarray:
     return np.divide(block, norms, out=np.zeros_like(block), where=norms > 0).astype(np.float32)
 
 
-def check_magnitudes(values: np.ndarray, what: str) -> None:
-    """Refuse values whose squares would over- or underflow (the reference goes wrong there)."""
+def magnitudes_ok(values: np.ndarray) -> bool:
+    """True if every value is 0 or within SAFE_MAGNITUDE in size (any array shape)."""
     sizes = np.abs(values[values != 0])
     low, high = SAFE_MAGNITUDE
-    if sizes.size and (sizes.min() < low or sizes.max() > high):
+    return not sizes.size or (sizes.min() >= low and sizes.max() <= high)
+
+
+def check_magnitudes(values: np.ndarray, what: str) -> None:
+    """Refuse values whose squares would over- or underflow (the reference goes wrong there)."""
+    if not magnitudes_ok(values):
+        sizes = np.abs(values[values != 0])
+        low, high = SAFE_MAGNITUDE
         bad = sizes.min() if sizes.min() < low else sizes.max()
         raise ValueError(
             f"{what}: embedding values must be 0 or between {low:g} and {high:g} in size "

@@ -41,6 +41,7 @@ from matrix_scoring import (
     check_magnitudes,
     error_bound,
     fast_scores,
+    magnitudes_ok,
     reference_cosine,
     unit_rows,
     within_bound,
@@ -56,14 +57,6 @@ from scoring import (
 )
 
 BUILD_CHUNK = 65_536  # memories converted to float64 at a time when indexing a store
-
-
-def _magnitudes_ok(block: np.ndarray) -> bool:
-    try:
-        check_magnitudes(block, "")
-    except ValueError:
-        return False
-    return True
 
 
 class IndexOutOfStep(RuntimeError):
@@ -105,7 +98,7 @@ class MemoryIndex:
         for start in range(0, n, BUILD_CHUNK):
             chunk = memories[start : start + BUILD_CHUNK]
             block = np.array([m.embedding for m in chunk], dtype=np.float64)  # (chunk, D)
-            if not np.isfinite(block).all() or not _magnitudes_ok(block):
+            if not magnitudes_ok(block):
                 for memory in chunk:  # find the one to name in the error
                     check_magnitudes(np.asarray(memory.embedding), f"memory {memory.id!r}")
             self._matrix[start : start + len(chunk)] = unit_rows(block)
@@ -233,7 +226,8 @@ class MemoryIndex:
             kinds: a kind or a list of kinds to keep, e.g. "semantic" (None: all kinds).
             candidates: None ranks every memory exactly. An int c (e.g. 40) first keeps
                 the c memories nearest the query by similarity alone, then ranks those
-                with the full score: faster, but it can miss a fresh or important memory.
+                with the full score, as systems built on a vector store do; it can miss
+                a fresh or important memory (see docs/scale.md).
         Returns:
             with candidates=None, exactly rank_memories(store, ...)[:k] restricted to the
             filters: the same memories, scores and order, ties kept in store order.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tracemalloc
+from functools import partial
 
 import numpy as np
 import pytest
@@ -116,6 +117,56 @@ def test_a_sequence_of_recalls_matches_the_reference_and_refreshes_the_same_memo
         assert [m.id for m in index.retrieve(query, now, k=3)] == expected
     assert {m.id: m.last_accessed for m in indexed} == {m.id: m.last_accessed for m in reference}
     index.verify()  # the arrays saw every refresh
+
+
+operations = st.lists(
+    st.one_of(
+        st.tuples(st.just("add"), st.sampled_from(VECTORS), st.sampled_from(HOURS)),
+        st.tuples(st.just("supersede"), st.integers(0, 5), st.integers(0, 5)),
+        st.tuples(st.just("remove"), st.integers(0, 5)),
+        st.tuples(st.just("retrieve"), st.sampled_from(VECTORS), st.integers(1, 4)),
+    ),
+    max_size=40,
+)
+
+
+def apply(history, target, recall):
+    """The last operation of `history` on a plain store or through an index.
+
+    Returns what it returned, or the error it raised.
+    """
+    (name, *args), history = history[-1], history[:-1]
+    now = NOW + len(history) * HOUR
+    try:
+        if name == "add":  # the i-th add makes memory m{i}
+            vector, hours = args
+            memory_id = f"m{sum(op[0] == 'add' for op in history)}"
+            target.add(Memory(memory_id, "x", created_at=now - hours * HOUR, embedding=vector))
+        elif name == "supersede":
+            target.supersede(*(f"m{i}" for i in args))
+        elif name == "remove":
+            target.remove(f"m{args[0]}")
+        else:
+            query, k = args
+            return "ok", [m.id for m in recall(query, now, k=k)]
+        return "ok", None
+    except (KeyError, ValueError) as error:
+        return type(error).__name__, str(error)
+
+
+@settings(max_examples=80, deadline=None)
+@given(operations)
+def test_any_sequence_of_changes_through_the_index_matches_the_plain_store(ops):
+    # The same operations on a plain store (with the learner's retrieve) and through the
+    # index: every recall agrees, every refusal is the same, and nothing is ever rebuilt.
+    reference, index = MemoryStore(), MemoryIndex()
+    for step in range(1, len(ops) + 1):
+        expected = apply(ops[:step], reference, partial(retrieve, reference))
+        assert apply(ops[:step], index, index.retrieve) == expected
+    index.verify()
+    assert [(m.id, m.last_accessed, m.superseded_by) for m in index.store] == [
+        (m.id, m.last_accessed, m.superseded_by) for m in reference
+    ]
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
