@@ -153,7 +153,8 @@ def offline_reply(messages: list[dict]) -> str:
     listed = "\n".join(f"- {_describe(m)}" for m in related)
     aside = (
         f"\n(I was also reminded of {unrelated} note{'s' if unrelated != 1 else ''} "
-        "that seem unrelated, so I left them out.)"
+        f"that {'seem' if unrelated != 1 else 'seems'} unrelated, so I left "
+        f"{'them' if unrelated != 1 else 'it'} out.)"
         if unrelated
         else ""
     )

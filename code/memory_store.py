@@ -78,6 +78,13 @@ def as_vector(values: Any, name: str = "embedding") -> tuple[float, ...]:
     Lists, tuples and 1-D numpy arrays are all accepted. A zero vector is allowed
     (relevance_score defines its similarity as 0.0); an empty one or a NaN is not.
     """
+    if (
+        isinstance(values, (tuple, list))
+        and values
+        and set(map(type, values)) == {float}
+        and all(map(math.isfinite, values))
+    ):
+        return tuple(values)  # the common case (a stored embedding), checked at C speed
     if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
         raise TypeError(
             f"{name} must be a sequence of numbers, got {type(values).__name__}: {values!r}"

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import struct
+import time
 from pathlib import Path
 
 from memory_store import Memory
@@ -124,6 +125,23 @@ def open_read_only(path: Path) -> sqlite3.Connection:
     return db
 
 
+def _set_wal(db: sqlite3.Connection) -> None:
+    """Switch the file to WAL mode, waiting out another process that is creating it too.
+
+    subtle: changing the journal mode needs the file to itself, and SQLite reports "locked"
+    at once instead of waiting, so two processes opening a new file together must retry.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
 def open_for_writing(path: Path) -> sqlite3.Connection:
     """Validate read-only first, then open for writing and create the tables if new."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -132,7 +150,7 @@ def open_for_writing(path: Path) -> sqlite3.Connection:
     # isolation_level=None: no hidden transactions; every write uses an explicit BEGIN.
     db = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None)
     try:
-        db.execute("PRAGMA journal_mode = WAL")  # readers never block the one writer
+        _set_wal(db)  # readers never block the one writer
         db.execute("PRAGMA synchronous = FULL")  # a commit is on disk when it returns
         db.execute("BEGIN IMMEDIATE")
         if db.execute("PRAGMA user_version").fetchone()[0] == 0:  # new: nobody beat us to it

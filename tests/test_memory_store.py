@@ -396,3 +396,9 @@ def test_remove_refuses_a_replacement_that_a_superseded_memory_still_points_to()
     store.remove("old")
     store.remove("new")
     assert len(store) == 0
+
+
+@pytest.mark.parametrize("values", [(1.0, float("nan")), [0.5, float("inf")]])
+def test_as_vector_fast_path_still_refuses_non_finite_floats(values):
+    with pytest.raises(ValueError, match=r"embedding\[1\] must be finite"):
+        as_vector(values)

@@ -153,7 +153,11 @@ def test_the_offline_model_says_how_many_unrelated_notes_it_left_out():
         [{"role": "system", "content": block(*notes)}, {"role": "user", "content": "what API?"}]
     )
     assert reply.startswith("I don't remember anything about that")
-    assert "2 notes that seem unrelated" in reply
+    assert "2 notes that seem unrelated, so I left them out" in reply
+    one = offline_reply(
+        [{"role": "system", "content": block(notes[0])}, {"role": "user", "content": "what API?"}]
+    )
+    assert "1 note that seems unrelated, so I left it out" in one
 
 
 def test_the_offline_model_without_a_memory_block_is_stateless():

@@ -467,14 +467,20 @@ def test_two_writer_processes_lose_nothing(path, users):
         python(CONCURRENT_WRITER, str(path), user, name)
         for user, name in zip(users, ("first", "second"))
     ]
-    for writer in writers:
-        assert writer.stdout.readline().strip() == "ready", writer.stderr.read()
-    for writer in writers:
-        writer.stdin.write("go\n")
-        writer.stdin.flush()
-    for writer in writers:
-        out, err = writer.communicate(timeout=60)
-        assert writer.returncode == 0 and out.strip() == "done", err
+    try:
+        for writer in writers:
+            assert writer.stdout.readline().strip() == "ready", writer.stderr.read()
+        for writer in writers:
+            writer.stdin.write("go\n")
+            writer.stdin.flush()
+        for writer in writers:
+            out, err = writer.communicate(timeout=60)
+            assert writer.returncode == 0 and out.strip() == "done", err
+    finally:  # never leave a writer running, or its pipes open, after a failure
+        for writer in writers:
+            if writer.poll() is None:
+                writer.kill()
+            writer.communicate()
     texts = []
     for user in sorted(set(users)):
         with open_store(path, user) as store:
