@@ -130,6 +130,7 @@ def executed(request, tmp_path_factory) -> dict:
         os.environ.update(saved)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
 def test_notebook_runs_top_to_bottom_without_errors_or_stderr(path, executed):
     nb = executed[path]
