@@ -29,9 +29,8 @@ and tuning the half-lives, which belongs on an evaluation set, not in code.
 from __future__ import annotations
 
 import math
-import numbers
 
-from memory_store import KINDS, Memory, MemoryStore, as_number, as_timestamp, as_vector, check_kind
+from memory_store import KINDS, Memory, MemoryStore, as_number, as_timestamp, check_k, check_kind
 from retriever import ScoredMemory
 from scoring import (
     check_weights,
@@ -151,10 +150,8 @@ def retrieve_by_kind(
 
     retrieve_by_kind(store, query, now, k=3) -> [Memory, ...] (at most k, best first)
     """
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
-        raise ValueError(f"k must be an integer >= 1 (how many memories to return), got {k!r}")
-    top = rank_by_kind(store, query_embedding, now, weights=weights, half_lives=half_lives)
-    top = top[: int(k)]
+    k = check_k(k)
+    top = rank_by_kind(store, query_embedding, now, weights=weights, half_lives=half_lives)[:k]
     now = as_timestamp(now, "now")
     for row in top:
         row.memory.last_accessed = now  # recalled: its recency restarts here
@@ -164,11 +161,4 @@ def retrieve_by_kind(
 def _checked(store, query_embedding, now, weights):
     if not isinstance(store, MemoryStore):
         raise TypeError(f"store must be a MemoryStore, got {type(store).__name__}")
-    query_embedding = as_vector(query_embedding, "query_embedding")
-    if store.dimension is not None and len(query_embedding) != store.dimension:
-        raise ValueError(
-            f"query_embedding has {len(query_embedding)} values but the store's memories "
-            f"have {store.dimension}: embed the query with the store's model "
-            f"({store.embedding_model or 'hand-made vectors'})"
-        )
-    return query_embedding, as_timestamp(now, "now"), check_weights(weights)
+    return store.check_query(query_embedding), as_timestamp(now, "now"), check_weights(weights)

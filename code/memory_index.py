@@ -46,7 +46,7 @@ from matrix_scoring import (
     unit_rows,
     within_bound,
 )
-from memory_store import KINDS, Memory, MemoryStore, as_timestamp, check_kind
+from memory_store import KINDS, Memory, MemoryStore, as_timestamp, check_k, check_kind
 from retriever import ScoredMemory
 from scoring import (
     check_decay_rate,
@@ -324,19 +324,13 @@ class MemoryIndex:
     def _checked(self, query_embedding, now, weights, decay_rate, k):
         """Validate a query's arguments with retrieve's rules and messages."""
         query = Query.of(query_embedding)
-        if self.store.dimension is not None and len(query.values) != self.store.dimension:
-            raise ValueError(
-                f"query_embedding has {len(query.values)} values but the store's memories "
-                f"have {self.store.dimension}: embed the query with the store's model "
-                f"({self.store.embedding_model or 'hand-made vectors'})"
-            )
+        self.store.check_query(query.values)  # the store's length, and retrieve's message
         now = as_timestamp(now, "now")
         weights = check_weights(weights)
         decay_rate = check_decay_rate(decay_rate)
-        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
-            raise ValueError(f"k must be an integer >= 1 (how many memories to return), got {k!r}")
+        k = check_k(k)
         self._check_in_step()
-        return query, now, weights, decay_rate, int(k)
+        return query, now, weights, decay_rate, k
 
     def verify(self) -> None:
         """Raise IndexOutOfStep unless every row matches its memory in the store."""

@@ -102,6 +102,13 @@ def as_vector(values: Any, name: str = "embedding") -> tuple[float, ...]:
     return tuple(vector)
 
 
+def check_k(k: Any) -> int:
+    """Return k as an int >= 1 (how many memories to return), or raise naming it."""
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
+        raise ValueError(f"k must be an integer >= 1 (how many memories to return), got {k!r}")
+    return int(k)
+
+
 def _to_float(value: numbers.Real, name: str) -> float:
     try:
         return float(value)
@@ -314,6 +321,17 @@ class MemoryStore:
                 f"embedded with {mine!r}. Similarities between two models' vectors are "
                 "meaningless: embed both sides with the same model."
             )
+
+    def check_query(self, query_embedding: Any) -> tuple[float, ...]:
+        """Return the query as a vector of this store's length, or raise saying which model."""
+        query = as_vector(query_embedding, "query_embedding")
+        if self.dimension is not None and len(query) != self.dimension:
+            raise ValueError(
+                f"query_embedding has {len(query)} values but the store's memories "
+                f"have {self.dimension}: embed the query with the store's model "
+                f"({self.embedding_model or 'hand-made vectors'})"
+            )
+        return query
 
     def get(self, memory_id: str) -> Memory:
         try:

@@ -15,10 +15,9 @@ readable loop over every memory, fine for thousands of memories, not for million
 
 from __future__ import annotations
 
-import numbers
 from typing import NamedTuple
 
-from memory_store import Memory, MemoryStore, as_timestamp, as_vector
+from memory_store import Memory, MemoryStore, as_timestamp, check_k
 from scoring import (
     check_decay_rate,
     check_weights,
@@ -113,9 +112,7 @@ def retrieve(
     query_embedding, now, weights, decay_rate = _checked(
         store, query_embedding, now, weights, decay_rate
     )
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
-        raise ValueError(f"k must be an integer >= 1 (how many memories to return), got {k!r}")
-    k = int(k)
+    k = check_k(k)
     ### BEGIN SOLUTION
     top = rank_memories(store, query_embedding, now, weights=weights, decay_rate=decay_rate)[:k]
     for row in top:
@@ -128,13 +125,7 @@ def _checked(store, query_embedding, now, weights, decay_rate):
     """Validate the shared arguments once, with messages that name the bad value."""
     if not isinstance(store, MemoryStore):
         raise TypeError(f"store must be a MemoryStore, got {type(store).__name__}")
-    query_embedding = as_vector(query_embedding, "query_embedding")
-    if store.dimension is not None and len(query_embedding) != store.dimension:
-        raise ValueError(
-            f"query_embedding has {len(query_embedding)} values but the store's memories "
-            f"have {store.dimension}: embed the query with the store's model "
-            f"({store.embedding_model or 'hand-made vectors'})"
-        )
+    query_embedding = store.check_query(query_embedding)
     now = as_timestamp(now, "now")
     weights = check_weights(weights)
     decay_rate = check_decay_rate(decay_rate)

@@ -21,6 +21,7 @@ from memory_store import (
     as_timestamp,
     as_vector,
     check_importance,
+    check_k,
 )
 
 
@@ -402,3 +403,17 @@ def test_remove_refuses_a_replacement_that_a_superseded_memory_still_points_to()
 def test_as_vector_fast_path_still_refuses_non_finite_floats(values):
     with pytest.raises(ValueError, match=r"embedding\[1\] must be finite"):
         as_vector(values)
+
+
+@pytest.mark.parametrize("k", [0, -1, 1.0, True, "3", None])
+def test_check_k_refuses_anything_but_a_positive_integer(k):
+    with pytest.raises(ValueError, match="k must be an integer >= 1"):
+        check_k(k)
+
+
+def test_check_query_refuses_a_vector_of_another_length_naming_the_model():
+    store = MemoryStore()
+    store.add(make(embedding=[1.0, 0.0, 0.0], embedding_model="memorylab/hashed-bow-3"))
+    assert store.check_query([0.0, 1.0, 0.0]) == (0.0, 1.0, 0.0)
+    with pytest.raises(ValueError, match="has 2 values.*have 3.*memorylab/hashed-bow-3"):
+        store.check_query([1.0, 0.0])
