@@ -171,7 +171,8 @@ def render_memory_block(memories: list[Memory], now) -> str:
         lines.append(
             encoded.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
         )
-    return "\n".join([MEMORY_BLOCK_START, "[", ",\n".join(lines), "]", MEMORY_BLOCK_END])
+    body = ["[", ",\n".join(lines), "]"] if lines else ["[]"]  # nothing recalled: []
+    return "\n".join([MEMORY_BLOCK_START, *body, MEMORY_BLOCK_END])
 
 
 def parse_memory_block(text: str) -> list[dict]:

@@ -341,3 +341,9 @@ def test_the_terminal_chat_rejects_bad_options(argv, message, capsys):
     with pytest.raises(SystemExit):
         run_terminal([], argv=argv)
     assert message in capsys.readouterr().err
+
+
+def test_an_empty_recall_renders_as_an_empty_list_that_parses_back():
+    block = render_memory_block([], 1_000_000.0)
+    assert "[]" in block.splitlines()
+    assert parse_memory_block(block) == []
