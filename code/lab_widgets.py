@@ -87,11 +87,22 @@ class Explorer:
 
 
 class Figure(Explorer):
-    """Any plotly figure shown live, with its SVG snapshot: `Figure(go.Figure(...))`."""
+    """Any plotly figure shown live, with its SVG snapshot: `Figure(go.Figure(...))`.
+
+    A FigureWidget is shown as it is, so later updates to it still reach the picture.
+    """
 
     def __init__(self, figure) -> None:
-        self.figure = go.FigureWidget(figure)
+        is_widget = isinstance(figure, go.FigureWidget)
+        self.figure = figure if is_widget else go.FigureWidget(figure)
         self.box = self.figure
+
+
+class Live(Explorer):
+    """Any box of widgets around a FigureWidget: `Live(widgets.VBox([slider, fig]), fig)`."""
+
+    def __init__(self, box: widgets.Widget, figure: go.FigureWidget) -> None:
+        self.box, self.figure = box, figure
 
 
 class DecayCurveExplorer(Explorer):

@@ -6,8 +6,8 @@ viewed on GitHub has neither, so every live figure also carries this SVG snapsho
 fallback: JupyterLab shows the live widget, everything else shows the picture.
 
 Handles what the workbook draws: line/marker scatter traces and bar traces (vertical or
-horizontal, stacked or grouped), with a title, axis titles and a legend. Deliberately
-left out: everything else plotly can do (hover, subplots, annotations, log axes).
+horizontal, stacked or grouped), on linear or log axes, with a title, axis titles and a
+legend. Deliberately left out: everything else plotly can do (hover, subplots, dates).
 
     >>> svg = figure_svg(go.Figure(go.Scatter(x=[0, 1], y=[1, 0.5])))
     >>> svg.startswith("<svg")
@@ -45,6 +45,18 @@ def _ticks(low: float, high: float, count: int = 5) -> list[float]:
 
 def _fmt(value: float) -> str:
     return f"{value:.4g}"
+
+
+def _scale(axis) -> tuple:
+    """(value -> position, position -> tick label, tick positions) for a linear or log axis."""
+    if axis.type != "log":
+        return (lambda v: v), _fmt, _ticks
+    # plotly gives a log axis's range in powers of ten; ticks go at the whole powers
+    return (
+        (lambda v: math.log10(v) if v > 0 else math.nan),
+        (lambda t: _fmt(10**t)),
+        (lambda low, high: list(range(math.ceil(low), math.floor(high) + 1)) or _ticks(low, high)),
+    )
 
 
 def _bar_extents(bars, stacked: bool) -> tuple[list[str], dict, float, float]:
@@ -94,8 +106,19 @@ def figure_svg(figure) -> str:
         fixed = layout.xaxis.range if horizontal else layout.yaxis.range
         low, high = fixed if fixed else (low - pad if low < 0 else low, high + pad)
     else:
-        xs = [float(x) for _, t in lines for x in (t.x or [])] or [0.0, 1.0]
-        ys = [float(y) for _, t in lines for y in (t.y or [])] or [0.0, 1.0]
+        to_x, x_label, x_ticks = _scale(layout.xaxis)
+        to_y, y_label, y_ticks = _scale(layout.yaxis)
+        points_of = {
+            index: [
+                (to_x(float(x)), to_y(float(y)))
+                for x, y in zip(trace.x or [], trace.y or [])
+                if x is not None and y is not None
+            ]
+            for index, trace in lines
+        }
+        finite = [p for ps in points_of.values() for p in ps if all(map(math.isfinite, p))]
+        xs = [x for x, _ in finite] or [0.0, 1.0]
+        ys = [y for _, y in finite] or [0.0, 1.0]
         x_low, x_high = layout.xaxis.range or (min(xs), max(xs))
         low, high = layout.yaxis.range or (min(ys), max(ys))
         if x_high == x_low:
@@ -112,7 +135,8 @@ def figure_svg(figure) -> str:
         f'<rect x="{LEFT}" y="{TOP}" width="{plot_w}" height="{plot_h}" '
         'fill="#f4f6fa" stroke="#ccc"/>'
     )
-    for tick in _ticks(low, high):
+    value_ticks, value_label = (_ticks, _fmt) if bars else (y_ticks, y_label)
+    for tick in value_ticks(low, high):
         p = along(tick)
         if horizontal:
             out.append(
@@ -120,14 +144,14 @@ def figure_svg(figure) -> str:
             )
             out.append(
                 f'<text x="{p:.1f}" y="{TOP + plot_h + 14}" text-anchor="middle">'
-                f"{_fmt(tick)}</text>"
+                f"{value_label(tick)}</text>"
             )
         else:
             out.append(
                 f'<line x1="{LEFT}" y1="{p:.1f}" x2="{LEFT + plot_w}" y2="{p:.1f}" stroke="#ddd"/>'
             )
             out.append(
-                f'<text x="{LEFT - 6}" y="{p + 4:.1f}" text-anchor="end">{_fmt(tick)}</text>'
+                f'<text x="{LEFT - 6}" y="{p + 4:.1f}" text-anchor="end">{value_label(tick)}</text>'
             )
 
     if bars:
@@ -163,11 +187,11 @@ def figure_svg(figure) -> str:
                     f'fill="{colour}"/>'
                 )
     else:
-        for tick in _ticks(x_low, x_high):
+        for tick in x_ticks(x_low, x_high):
             p = LEFT + (tick - x_low) / (x_high - x_low) * plot_w
             out.append(
                 f'<text x="{p:.1f}" y="{TOP + plot_h + 14}" text-anchor="middle">'
-                f"{_fmt(tick)}</text>"
+                f"{x_label(tick)}</text>"
             )
         out.append(
             f'<clipPath id="plot"><rect x="{LEFT}" y="{TOP}" width="{plot_w}" '
@@ -175,9 +199,9 @@ def figure_svg(figure) -> str:
         )
         for index, trace in lines:
             points = [
-                (LEFT + (float(x) - x_low) / (x_high - x_low) * plot_w, along(float(y)))
-                for x, y in zip(trace.x or [], trace.y or [])
-                if y is not None and math.isfinite(float(y))
+                (LEFT + (x - x_low) / (x_high - x_low) * plot_w, along(y))
+                for x, y in points_of[index]
+                if math.isfinite(x) and math.isfinite(y)
             ]
             colour, mode = _colour(trace, index), trace.mode or "lines"
             dash = ' stroke-dasharray="5,4"' if trace.line and trace.line.dash else ""

@@ -128,3 +128,16 @@ def test_figure_wraps_any_plotly_figure_live_with_a_snapshot():
     shown = lab_widgets.Figure(go.Figure(go.Scatter(x=[0, 1], y=[0, 1], mode="markers")))
     bundle = shown._repr_mimebundle_()
     assert bundle["image/svg+xml"].count("<circle") == 2
+
+
+def test_live_wraps_a_box_and_keeps_the_same_figure_widget():
+    import ipywidgets as widgets
+
+    figure = go.FigureWidget(go.Scatter(x=[1, 10, 100], y=[1, 10, 100], mode="lines"))
+    figure.update_layout(xaxis_type="log", yaxis_type="log")
+    shown = lab_widgets.Live(widgets.VBox([widgets.IntSlider(), figure]), figure)
+    assert lab_widgets.Figure(figure).figure is figure
+    figure.data[0].y = [100, 10, 1]  # an update after display still reaches the snapshot
+    svg = shown._repr_mimebundle_()["image/svg+xml"]
+    ET.fromstring(svg)
+    assert ">100</text>" in svg and ">10</text>" in svg  # whole powers of ten as ticks
