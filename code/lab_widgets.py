@@ -113,7 +113,7 @@ class DecayCurveExplorer(Explorer):
         self.rate = widgets.FloatSlider(
             value=decay_rate,
             min=0.90,
-            max=0.999,
+            max=1.0,  # 1.0: never fades
             step=0.001,
             readout_format=".3f",
             description="decay_rate",

@@ -141,3 +141,11 @@ def test_live_wraps_a_box_and_keeps_the_same_figure_widget():
     svg = shown._repr_mimebundle_()["image/svg+xml"]
     ET.fromstring(svg)
     assert ">100</text>" in svg and ">10</text>" in svg  # whole powers of ten as ticks
+
+
+def test_the_decay_slider_reaches_one_where_recency_never_fades():
+    explorer = DecayCurveExplorer(decay_rate=1.0)
+    assert explorer.rate.value == 1.0
+    assert "never fades" in explorer.status.value
+    assert set(explorer.figure.data[0].y) == {1.0}
+    assert not explorer.figure.data[1].x  # no half-life marker: there is no half-life
