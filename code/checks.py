@@ -5,10 +5,11 @@ same checks. A check runs the learner's function on fixed inputs with known answ
 When an answer is wrong it does not stop at "assertion failed": it computes what the
 common mistakes would have returned on the same inputs and, when one matches, names it.
 
-    recency_score(now=1000000.0, last_accessed=992800.0, decay_rate=0.995)
-      expected: 0.990025
-      got:      0.0
+    recency_score(now, now - hour)
+      expected: 0.995
+      got:      1.4557630253200248e-08
       likely mistake: the gap was used in seconds; divide by 3600 to get hours
+      (fix it in code/scoring.py, Milestone 1 (01_recency.ipynb))
 
 Deliberately left out: the reference solution. Expected values are written out as
 numbers, and the mistakes are modelled, never the right answer.
