@@ -31,6 +31,7 @@ from svg_chart import figure_svg
 
 NOW = 1_000_000.0  # a fixed "now", epoch seconds
 HOUR = 3600.0
+LABEL = {"description_width": "initial"}  # show a control's whole label, never "hours sho..."
 
 
 class LiveFunction:
@@ -117,10 +118,11 @@ class DecayCurveExplorer(Explorer):
             step=0.001,
             readout_format=".3f",
             description="decay_rate",
+            style=LABEL,
             continuous_update=True,
         )
         self.span = widgets.IntSlider(
-            value=hours, min=24, max=24 * 30, step=24, description="hours shown"
+            value=hours, min=24, max=24 * 30, step=24, description="hours shown", style=LABEL
         )
         self.status = widgets.HTML()
         self.figure = go.FigureWidget(
@@ -188,11 +190,16 @@ class WeightsExplorer(Explorer):
             for name in ("relevance_score", "recency_score", "importance_score", "retrieval_score")
         }
         self.sliders = [
-            widgets.FloatSlider(value=1.0, min=0.0, max=3.0, step=0.05, description=f"w_{s[:3]}")
+            widgets.FloatSlider(
+                value=1.0, min=0.0, max=3.0, step=0.05, description=f"w_{s[:3]}", style=LABEL
+            )
             for s in self.SIGNALS
         ]
         self.normalise = widgets.Checkbox(
-            value=False, description="min-max normalise each signal (Generative Agents)"
+            value=False,
+            description="min-max normalise each signal (Generative Agents)",
+            style=LABEL,
+            layout=widgets.Layout(width="auto"),  # a checkbox truncates its label otherwise
         )
         self.status = widgets.HTML()
         self.table = widgets.HTML()
