@@ -154,17 +154,26 @@ def build_messages(message: str, memories: list[Memory], now) -> list[dict]:
 def render_memory_block(memories: list[Memory], now) -> str:
     """The recalled memories as one JSON object per line between the block markers."""
     now = as_timestamp(now, "now")
+    return render_items([memory_item(memory, now) for memory in memories])
+
+
+def memory_item(memory: Memory, now: float) -> dict:
+    """What the model is told about one memory: its text, kind, date, age and importance."""
+    return {
+        "id": memory.id,
+        "kind": memory.kind,
+        "written": format_date(memory.created_at),
+        "age": format_age(now, memory.created_at),
+        "importance": memory.importance,
+        "role": memory.metadata.get("role"),
+        "text": memory.text,
+    }
+
+
+def render_items(items: list[dict]) -> str:
+    """Items (dicts) as the memory block: a JSON list, one item per line, inside the markers."""
     lines = []
-    for memory in memories:
-        item = {
-            "id": memory.id,
-            "kind": memory.kind,
-            "written": format_date(memory.created_at),
-            "age": format_age(now, memory.created_at),
-            "importance": memory.importance,
-            "role": memory.metadata.get("role"),
-            "text": memory.text,
-        }
+    for item in items:
         # json.dumps escapes quotes and newlines; escaping <, > and & as well means no
         # memory text can contain the literal end marker and step outside the block.
         encoded = json.dumps(item, ensure_ascii=False)

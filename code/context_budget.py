@@ -26,7 +26,6 @@ text, conversation): the budget here is for the memory block alone, and per-user
 
 from __future__ import annotations
 
-import json
 import math
 import numbers
 import re
@@ -34,7 +33,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import NamedTuple
 
-from chat_with_memory import format_date, render_memory_block
+from chat_with_memory import format_date, memory_item, render_items
 from embedding_helpers import STOP_WORDS
 from kinds import rank_by_kind
 from memory_store import Memory, MemoryStore, as_timestamp
@@ -89,13 +88,11 @@ def overflow_summary(memories: list[Memory]) -> str:
 
 def render_with_summary(included: list[Memory], summary: str | None, now) -> str:
     """The memory block of `included`, plus the summary as a last item of kind 'summary'."""
-    block = render_memory_block(included, now)
-    if summary is None:
-        return block
-    item = json.dumps({"id": "overflow", "kind": "summary", "text": summary}, ensure_ascii=False)
-    item = item.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    head, tail = block.rsplit("\n]\n", 1)  # insert before the list's closing bracket
-    return head + (",\n" if included else "\n") + item + "\n]\n" + tail
+    now = as_timestamp(now, "now")
+    items = [memory_item(memory, now) for memory in included]
+    if summary is not None:
+        items.append({"id": "overflow", "kind": "summary", "text": summary})
+    return render_items(items)
 
 
 def fit_to_budget(

@@ -306,6 +306,57 @@ class MemoryStore:
         self._memories[memory.id] = memory
         return memory
 
+    def extend(self, memories: Iterable[Memory]) -> list[Memory]:
+        """Add several memories in order, e.g. a store rebuilt from `to_dict` copies.
+
+        Unlike one `add` at a time, a memory may be superseded by one later in the batch.
+        Everything is checked before anything is added: on an error the store is unchanged.
+        """
+        batch = list(memories)
+        seen: set[str] = set()
+        for memory in batch:
+            if not isinstance(memory, Memory):
+                raise TypeError(f"extend expects Memory objects, got {type(memory).__name__}")
+            if memory.id in self._memories or memory.id in seen:
+                raise ValueError(f"a memory with id {memory.id!r} is already in the store")
+            seen.add(memory.id)
+        trial = MemoryStore(self.embedding_model)  # same rules, without touching this store
+        trial.dimension = self.dimension
+        trial._memories = dict.fromkeys(self._memories)  # ids only: enough for the checks
+        links = {m.id: m.superseded_by for m in batch if m.superseded_by is not None}
+        for memory in batch:
+            if links.get(memory.id) not in (None, *seen, *self._memories):
+                raise ValueError(
+                    f"memory {memory.id!r} says it is superseded by {links[memory.id]!r}, "
+                    "which is neither in the store nor in this batch"
+                )
+            trial.check_model(memory.embedding_model, what=f"memory {memory.id!r}")
+            if trial.dimension is not None and len(memory.embedding) != trial.dimension:
+                raise ValueError(
+                    f"memory {memory.id!r} has a {len(memory.embedding)}-dimensional "
+                    f"embedding, but this store holds {trial.dimension}-dimensional ones"
+                )
+            trial.embedding_model, trial.dimension = memory.embedding_model, len(memory.embedding)
+            trial._memories[memory.id] = None
+        for old, new in links.items():
+            if new in self._memories and self._memories[new].superseded_by is not None:
+                raise ValueError(
+                    f"memory {old!r} says it is superseded by {new!r}, which is itself "
+                    f"superseded by {self._memories[new].superseded_by!r}"
+                )
+            chain = [old]
+            while chain[-1] in links:  # a -> b -> ... must end, not come back round
+                chain.append(links[chain[-1]])
+                if chain[-1] in chain[:-1]:
+                    raise ValueError(f"superseded_by links go round in a circle: {chain}")
+        for memory in batch:
+            memory.superseded_by = None  # linked again below, once both ends are stored
+            self.add(memory)
+        while links:  # oldest link first: a -> b before b -> c, as supersede requires
+            old = next(o for o in links if o not in links.values())
+            self.supersede(old, links.pop(old))
+        return batch
+
     def check_model(self, model: str | None, what: str = "the query") -> None:
         """Raise EmbeddingModelMismatch unless `model` is the model of this store.
 

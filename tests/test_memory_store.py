@@ -417,3 +417,46 @@ def test_check_query_refuses_a_vector_of_another_length_naming_the_model():
     assert store.check_query([0.0, 1.0, 0.0]) == (0.0, 1.0, 0.0)
     with pytest.raises(ValueError, match="has 2 values.*have 3.*memorylab/hashed-bow-3"):
         store.check_query([1.0, 0.0])
+
+
+def test_extend_rebuilds_a_store_from_copies_even_when_a_fact_was_replaced_later():
+    original = MemoryStore()
+    for memory_id in ("a", "b", "c", "d"):
+        original.add(make(memory_id))
+    original.supersede("a", "b")
+    original.supersede("b", "c")
+    copies = [Memory.from_dict(m.to_dict()) for m in original]  # "a" names "b" before it exists
+    rebuilt = MemoryStore()
+    assert rebuilt.extend(copies) == copies
+    assert [m.to_dict() for m in rebuilt] == [m.to_dict() for m in original]
+    assert [m.id for m in rebuilt.live()] == ["c", "d"]
+
+
+@pytest.mark.parametrize(
+    ("batch", "message"),
+    [
+        ([make("a"), make("a")], "already in the store"),
+        ([make("a", superseded_by="zz")], "neither in the store nor in this batch"),
+        ([make("a", superseded_by="b"), make("b", superseded_by="a")], "in a circle"),
+        ([make("a"), make("b", embedding=[1.0, 0.0])], "3-dimensional ones"),
+        ([make("a"), make("b", embedding_model="other")], "embedded with"),
+    ],
+)
+def test_extend_checks_the_whole_batch_first_and_leaves_the_store_unchanged(batch, message):
+    store = MemoryStore()
+    store.add(make("kept"))
+    links = [m.superseded_by for m in batch]
+    with pytest.raises(ValueError, match=message):
+        store.extend(batch)
+    assert [m.id for m in store] == ["kept"]
+    assert [m.superseded_by for m in batch] == links  # the memories are untouched too
+
+
+def test_extend_refuses_a_link_to_a_stored_memory_that_was_itself_replaced():
+    store = MemoryStore()
+    store.add(make("old"))
+    store.add(make("new"))
+    store.supersede("old", "new")
+    with pytest.raises(ValueError, match="itself superseded by 'new'"):
+        store.extend([make("x", superseded_by="old")])
+    assert "x" not in store
