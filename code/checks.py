@@ -19,7 +19,9 @@ numbers, and the mistakes are modelled, never the right answer.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import io
 import math
 import numbers
 import sys
@@ -430,6 +432,29 @@ def check_relevance_score(function: Callable | None = None) -> None:
 def check_retrieval_score(function: Callable | None = None) -> None:
     """Milestone 3: the course's 1.30 / 1.30 / 2.40, then unequal weights."""
     passed("retrieval_score", run_cases("retrieval_score", RETRIEVAL_SCORE_CASES, function))
+
+
+def require_milestones(notebook: str, up_to: int = 4) -> None:
+    """Run the checks of Milestones 1 to `up_to` quietly; stop at the first that fails.
+
+    The first cells of the notebooks past the milestones call it: they run on the
+    learner's own functions, so those must work before anything else makes sense.
+    """
+    from retriever_checks import check_rank_memories, check_retrieve  # imports this module
+
+    steps = [
+        (1, check_recency_score),
+        (2, check_importance_score),
+        (2, check_relevance_score),
+        (3, check_retrieval_score),
+        (4, check_rank_memories),
+        (4, check_retrieve),
+    ]
+    with contextlib.redirect_stdout(io.StringIO()):  # one line below, not six
+        for number, check in steps:
+            if number <= up_to:
+                check()
+    print(f"Milestones 1-{up_to} pass: {notebook} runs on your own functions.")
 
 
 # --- in a notebook: show a failed check as its message, not as a traceback ------------

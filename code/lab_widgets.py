@@ -83,7 +83,7 @@ class Explorer:
     def _repr_mimebundle_(self, **kwargs):
         bundle = self.box._repr_mimebundle_(**kwargs) or {}
         bundle["image/svg+xml"] = figure_svg(self.figure)
-        bundle["text/plain"] = f"{type(self).__name__} (open in Jupyter to use the sliders)"
+        bundle["text/plain"] = f"{type(self).__name__} (a live figure: open it in Jupyter)"
         return bundle
 
 

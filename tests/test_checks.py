@@ -278,3 +278,19 @@ def test_in_a_notebook_a_stub_and_a_failed_check_show_a_short_message_not_a_trac
     assert wrong.ename == "CheckFailed"
     assert "the rating was returned as is" in "\n".join(wrong.traceback)
     assert other.ename == "NotImplementedError" and len(other.traceback) > 2
+
+
+def test_require_milestones_prints_one_line_when_all_pass(capsys):
+    checks.require_milestones("notebook 07")
+    assert (
+        capsys.readouterr().out == "Milestones 1-4 pass: notebook 07 runs on your own functions.\n"
+    )
+
+
+def test_require_milestones_stops_at_the_first_unfinished_milestone(monkeypatch):
+    import retriever
+
+    monkeypatch.setattr(retriever, "rank_memories", _stub)
+    checks.require_milestones("notebook 08", up_to=3)  # Milestone 4 is not needed there
+    with pytest.raises(NotImplementedYet, match="rank_memories.*Milestone 4"):
+        checks.require_milestones("notebook 09")
