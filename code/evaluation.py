@@ -225,8 +225,15 @@ def _row(name: str, cells: Sequence[str], widths: int | Sequence[int]) -> str:
 # --- the command ---------------------------------------------------------------------
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a bad option is one line on stderr (the usage is what --help is for)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Print the ablation table for a dataset.")
+    parser = _Parser(prog="evaluation.py", description="Print the ablation table for a dataset.")
     parser.add_argument("--data", default=str(DEFAULT_DATA), help="dataset JSON file")
     parser.add_argument("--k", type=int, nargs="+", default=list(DEFAULT_KS), help="cut-offs")
     parser.add_argument("--strategy", action="append", choices=sorted(STRATEGIES),
@@ -242,7 +249,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     say(f"loading and embedding {_shown(Path(args.data))}")
     try:
         evalset = load_dataset(args.data, Embedder(args.embed_model))
-    except (DatasetError, ValueError, OSError) as err:  # a bad file, model name or path
+    # a bad file, model name or path, or an embedding model that fails (RuntimeError)
+    except (DatasetError, ValueError, OSError, RuntimeError) as err:
         say(f"error: {err}")
         return 2
     say(f"{len(evalset.store)} memories, {len(evalset.questions)} questions")

@@ -210,6 +210,16 @@ def test_a_question_from_outside_the_dataset_can_be_ranked_too(year):
     assert "deploy" in rows[0].memory.text.lower()
 
 
+def test_a_question_from_outside_with_a_dataset_questions_id_is_ranked_on_its_own_text(year):
+    # The relevance cache must not hand it the dataset question's relevances.
+    own = year.questions[0]
+    asked = Question(own.id, "How do I take my coffee?", 1.8e9, ("m0001",), "x")
+    assert asked.text != own.text
+    rows = rank(year, asked, STRATEGIES["relevance"])
+    assert "coffee" in rows[0].memory.text.lower()
+    assert "coffee" not in rank(year, own, STRATEGIES["relevance"])[0].memory.text.lower()
+
+
 def test_decay_from_half_lives_halves_recency_after_one_half_life():
     rates = decay_from_half_lives({"episodic": 24.0, "semantic": math.inf, "procedural": 48.0})
     assert rates["episodic"] ** 24 == pytest.approx(0.5)
@@ -298,7 +308,32 @@ def test_command_reports_an_unknown_embedding_model_and_exits_2(capsys):
     assert "unknown offline embedding model" in capsys.readouterr().err
 
 
-def test_command_refuses_k_below_one(capsys):
-    with pytest.raises(SystemExit):
-        main(["--k", "0"])
-    assert "--k values must be >= 1" in capsys.readouterr().err
+def test_command_reports_a_failing_embedding_model_and_exits_2(monkeypatch, capsys):
+    import local_models
+
+    def refuse(model, texts, **_):
+        raise RuntimeError(f"the embedding model {model!r} failed: no key")
+
+    monkeypatch.setattr(local_models, "embed", refuse)
+    assert main(["--embed-model", "someone/else"]) == 2
+    err = capsys.readouterr().err
+    assert "error: the embedding model 'someone/else' failed: no key" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--k", "0"], "--k values must be >= 1, got [0]"),
+        (["--k", "x"], "argument --k: invalid int value: 'x'"),
+        (["--strategy", "best"], "argument --strategy: invalid choice: 'best'"),
+        (["--colour"], "unrecognized arguments: --colour"),
+    ],
+)
+def test_a_bad_option_is_refused_in_one_line_with_status_2(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    [line] = err.splitlines()  # one line, not argparse's usage block
+    assert line.startswith(f"evaluation.py: error: {message}") and line.endswith("(see --help)")
