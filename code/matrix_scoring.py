@@ -9,7 +9,8 @@ swap places. The fix is a bound, not more precision: a fast score is never furth
 than `error_bound` from the exact one, so only memories whose fast score is within
 twice that of the k-th best can belong to the exact top k (`within_bound`). Those few
 are rescored exactly; `reference_cosine` does the relevance part with the reference's
-own arithmetic at 1/40 of relevance_score's cost (it skips re-validating 2 x D floats).
+own arithmetic at about a quarter of relevance_score's cost (it skips re-validating
+2 x D floats and takes the query's norm once).
 
     scores = fast_scores(sims, last_accessed, importance_tenths, now, weights, 0.995)
     rows = within_bound(scores, k=10, bound=error_bound(384, weights))  # >= 10 rows
@@ -122,7 +123,7 @@ def reference_cosine(query, query_norm: float, embedding) -> float:
     """relevance_score's arithmetic step by step, without re-validating 2 x D floats.
 
     The same products summed in the same order give the same float64, to the last bit
-    (tests compare it with scoring.relevance_score). Costs ~10 us instead of ~400 us.
+    (tests compare it with scoring.relevance_score). ~20 us instead of ~85 us at D = 384.
     """
     dot = sum(map(operator.mul, query, embedding))
     memory_norm = math.sqrt(sum(map(operator.mul, embedding, embedding)))
