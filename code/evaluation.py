@@ -33,7 +33,13 @@ from embedding_helpers import Embedder
 from kinds import DEFAULT_HALF_LIVES, decay_rate_for_half_life
 from memory_store import KINDS
 from retriever import ScoredMemory
-from scoring import importance_score, recency_score, retrieval_score
+from scoring import (
+    check_decay_rate,
+    check_weights,
+    importance_score,
+    recency_score,
+    retrieval_score,
+)
 
 DEFAULT_DATA = Path(__file__).resolve().parent.parent / "data" / "eval" / "one_year.json"
 DEFAULT_KS = (1, 3, 5, 10)
@@ -57,6 +63,17 @@ class Strategy:
     exclude_superseded: bool = False
     min_max: bool = False
     source: str = ""
+
+    def __post_init__(self) -> None:  # refuse bad settings now, not midway through a run
+        object.__setattr__(self, "weights", check_weights(self.weights))
+        missing = [kind for kind in KINDS if kind not in self.decay_rates]
+        if missing:
+            raise ValueError(
+                f"decay_rates has no rate for {missing[0]!r}: give one per kind "
+                f"({', '.join(KINDS)}), e.g. same_decay(0.995)"
+            )
+        rates = {kind: check_decay_rate(self.decay_rates[kind]) for kind in KINDS}
+        object.__setattr__(self, "decay_rates", rates)
 
 
 def same_decay(rate: float) -> dict[str, float]:
@@ -205,7 +222,13 @@ def ablation(
 
 def format_table(reports: Sequence[Report], category_metric: str = "MRR") -> str:
     """Overall metrics, one row per strategy; then one metric per category and strategy."""
+    if not reports:
+        raise ValueError("format_table needs at least one report, got none")
     columns = list(reports[0].overall)
+    if category_metric not in columns:
+        raise ValueError(
+            f"category_metric must be one of {', '.join(columns)}, got {category_metric!r}"
+        )
     names = [r.strategy.name for r in reports]
     lines = [_row("strategy", columns, 6), _row("", ["-" * 6] * len(columns), 6)]
     lines += [_row(r.strategy.name, [f"{r.overall[c]:.3f}" for c in columns], 6) for r in reports]

@@ -220,6 +220,30 @@ def test_a_question_from_outside_with_a_dataset_questions_id_is_ranked_on_its_ow
     assert "coffee" not in rank(year, own, STRATEGIES["relevance"])[0].memory.text.lower()
 
 
+@pytest.mark.parametrize(
+    ("weights", "rates", "error", "match"),
+    [
+        ((1.0, -1.0, 1.0), same_decay(0.995), ValueError, "recency weight must be >= 0"),
+        ((1.0, 1.0), same_decay(0.995), ValueError, "weights must be three numbers"),
+        ((1.0, 1.0, 1.0), {"episodic": 0.99}, ValueError, r"decay_rates has no rate for .semantic"),
+        ((1.0, 1.0, 1.0), {**same_decay(0.995), "semantic": 1.5}, ValueError, "decay_rate must"),
+    ],
+)
+def test_a_strategy_with_bad_settings_is_refused_when_made(weights, rates, error, match):
+    with pytest.raises(error, match=match):
+        Strategy("mine", weights, rates)
+
+
+def test_format_table_names_a_metric_it_does_not_have(year):
+    reports = ablation(year, [STRATEGIES["course"]], ks=(1, 3))
+    with pytest.raises(
+        ValueError, match=r"category_metric must be one of R@1, R@3, MRR, got 'R@5'"
+    ):
+        format_table(reports, "R@5")
+    with pytest.raises(ValueError, match="format_table needs at least one report"):
+        format_table([])
+
+
 def test_decay_from_half_lives_halves_recency_after_one_half_life():
     rates = decay_from_half_lives({"episodic": 24.0, "semantic": math.inf, "procedural": 48.0})
     assert rates["episodic"] ** 24 == pytest.approx(0.5)
