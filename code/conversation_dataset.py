@@ -58,9 +58,9 @@ class EvalSet:
     store: MemoryStore
     questions: list[Question]
     embedder: Embedder
-    # keyed by the whole Question, not its id: a question from outside the dataset may
-    # reuse an id with other words
-    _relevance: dict[Question, list[float]] = field(default_factory=dict, repr=False)
+    # keyed by the question's words, the only thing relevance depends on (an id can be
+    # reused by a question from outside the dataset)
+    _relevance: dict[str, list[float]] = field(default_factory=dict, repr=False)
     _support: list[frozenset[int]] = field(default_factory=list, repr=False)
 
     @property
@@ -72,23 +72,21 @@ class EvalSet:
 
     def relevances(self, question: Question) -> list[float]:
         """relevance_score of the question against every memory, in store order."""
-        if question not in self._relevance:
+        if question.text not in self._relevance:
             self.prepare(questions=None if question in self.questions else [question])
-        return self._relevance[question]
+        return self._relevance[question.text]
 
     def prepare(self, progress: Callable[[str], None] | None = None, questions=None) -> None:
         """Embed the questions (default: all) in one call and score each against every
         memory; each question is scored once per run, whatever the strategy."""
-        todo = [q for q in (questions or self.questions) if q not in self._relevance]
+        todo = [q.text for q in (questions or self.questions) if q.text not in self._relevance]
         if not todo:
             return
         if not self._support:  # which coordinates of each memory are non-zero
             self._support = [_nonzero(m.embedding) for m in self.store]
-        for done, (question, query) in enumerate(
-            zip(todo, self.embedder.embed([q.text for q in todo])), start=1
-        ):
+        for done, (text, query) in enumerate(zip(todo, self.embedder.embed(todo)), start=1):
             on = _nonzero(query)
-            self._relevance[question] = [
+            self._relevance[text] = [
                 _cosine(query, m.embedding, on | support)
                 for m, support in zip(self.store, self._support)
             ]
