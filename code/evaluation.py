@@ -23,6 +23,7 @@ of memories (eval_data.py), and speed beyond "fast enough" for hundreds of memor
 from __future__ import annotations
 
 import argparse
+import numbers
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -158,7 +159,7 @@ def recall_at_k(ranked_ids: Sequence[str], evidence: Iterable[str], k: int) -> f
     evidence = set(evidence)
     if not evidence:
         raise ValueError("evidence must name at least one id")
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
         raise ValueError(f"k must be an integer >= 1, got {k!r}")
     return len(evidence.intersection(ranked_ids[:k])) / len(evidence)
 

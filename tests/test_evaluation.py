@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 import eval_data
@@ -62,6 +63,7 @@ def tiny(turns, questions):
         (["a", "b", "c", "d"], ["a", "d"], 4, 1.0),
         (["a"], ["a", "z"], 10, 0.5),  # k past the end: only what is ranked counts
         ([], ["a"], 5, 0.0),
+        (["a", "b", "c"], ["b"], np.int64(2), 1.0),  # a numpy integer is an integer too
     ],
 )
 def test_recall_at_k_is_the_share_of_evidence_in_the_top_k(ranked, evidence, k, expected):
