@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import eval_data
+import evaluation
 from embedding_helpers import Embedder, tokenize
 from evaluation import (
     DEFAULT_DATA,
@@ -290,6 +295,19 @@ def test_ablation_table_is_the_same_run_to_run(year):
     second = format_table(ablation(load_dataset(DEFAULT_DATA, Embedder(OFFLINE))))  # afresh
     assert first == second
     assert first.splitlines()[0].split() == ["strategy", "R@1", "R@3", "R@5", "R@10", "MRR"]
+
+
+def test_the_command_prints_the_same_table_under_any_hash_seed():
+    # Python salts hash() per process: nothing in the data, the embedding or the ranking
+    # may depend on it (set order, hash()), or two machines would print different tables.
+    def table(seed: str) -> str:
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        command = [sys.executable, str(Path(evaluation.__file__)), "--strategy", "ram"]
+        done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+        return done.stdout
+
+    first = table("1")
+    assert "ram" in first and first == table("2")
 
 
 def test_a_tuned_strategy_beats_the_course_on_stale_preferences_and_constraints(year):
