@@ -33,6 +33,8 @@ from embedding_helpers import Embedder
 from memory_store import IMPORTANCE_RANGE, KINDS, Memory, MemoryStore
 from scoring import relevance_score
 
+EPOCH_RANGE = (-62_135_596_800, 253_402_300_799)  # 0001-01-01 to 9999-12-31, UTC seconds
+
 
 class DatasetError(ValueError):
     """A dataset file that does not follow the conversation format; says where and why."""
@@ -253,6 +255,15 @@ def _optional_text(obj: dict, key: str, where: str, default: str | None = None) 
 def _time(value, where: str) -> float:
     """ISO 8601 with a time zone ('2025-03-14T09:30:00Z'), or epoch seconds."""
     if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        # the seconds of years 1 to 9999, as a datetime can hold them; a millisecond
+        # timestamp (a common slip) lands tens of thousands of years in the future
+        if value < EPOCH_RANGE[0]:
+            raise DatasetError(f"{where} {value!r} is before the year 1: give epoch seconds")
+        if value > EPOCH_RANGE[1]:
+            raise DatasetError(
+                f"{where} {value!r} is after the year 9999: give epoch seconds, not "
+                "milliseconds (divide by 1000)"
+            )
         return float(value)
     try:
         moment = datetime.fromisoformat(value)

@@ -128,6 +128,8 @@ DELETE = object()
         ("questions/0/category", ["pref"], r"questions\[0\]: 'category' must be a non-empty"),
         ("sessions/1/turns/0/speaker", {"a": 1}, r"turns\[0\]: 'speaker' must be a non-empty"),
         ("name", ["good"], r"dataset: 'name' must be a non-empty string, got \['good'\]"),
+        ("questions/1/asked_at", 1740819600000, r"asked_at 1740819600000 is after the year 9999"),
+        ("sessions/0/date", -1e12, r"sessions\[0\]\.date -1000000000000\.0 is before the year 1"),
     ],
 )
 def test_a_malformed_dataset_is_refused_naming_the_place_and_the_rule(path, value, match):
