@@ -30,6 +30,7 @@ from evaluation import (
     reciprocal_rank,
     same_decay,
 )
+from scoring import relevance_score
 
 OFFLINE = "memorylab/hashed-bow-384"
 DAY = "2025-03-{:02d}T12:00:00Z"
@@ -249,6 +250,14 @@ def test_format_table_names_a_metric_it_does_not_have(year):
         format_table(reports, "R@5")
     with pytest.raises(ValueError, match="format_table needs at least one report"):
         format_table([])
+
+
+def test_cached_relevance_is_relevance_score_on_the_full_vectors_to_the_last_bit(year):
+    # The cache skips coordinates where both vectors are zero; the cosine must not change.
+    for question in year.questions[::12]:
+        query = year.embedder.embed_one(question.text)
+        expected = [relevance_score(query, m.embedding) for m in year.store]
+        assert year.relevances(question) == expected, question.id
 
 
 def test_decay_from_half_lives_halves_recency_after_one_half_life():
