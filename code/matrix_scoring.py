@@ -100,7 +100,7 @@ class Query:
         array = np.asarray(values, dtype=np.float64)  # (D,)
         check_magnitudes(array, "query_embedding")
         self.values = values
-        self.norm = math.sqrt(sum(map(operator.mul, values, values)))  # as relevance_score
+        self.norm = reference_norm(values)
         self.unit = unit_rows(array[None, :])[0]  # (D,) float32, so matrix @ unit stays float32
 
     @classmethod
@@ -126,10 +126,19 @@ def reference_cosine(query, query_norm: float, embedding) -> float:
     (tests compare it with scoring.relevance_score). ~20 us instead of ~85 us at D = 384.
     """
     dot = sum(map(operator.mul, query, embedding))
-    memory_norm = math.sqrt(sum(map(operator.mul, embedding, embedding)))
+    memory_norm = reference_norm(embedding)
     if query_norm == 0.0 or memory_norm == 0.0:
         return 0.0  # a zero vector points nowhere
     return max(-1.0, min(1.0, dot / (query_norm * memory_norm)))
+
+
+def reference_norm(values) -> float:
+    """The length of a vector as relevance_score computes it, to the last bit.
+
+    subtle: math.sqrt, not x ** 0.5, which is not always correctly rounded and can be
+    one unit in the last place away: reference_norm((3.0, 4.0)) -> 5.0
+    """
+    return math.sqrt(sum(map(operator.mul, values, values)))
 
 
 def unit_rows(block: np.ndarray) -> np.ndarray:
