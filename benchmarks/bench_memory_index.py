@@ -282,7 +282,12 @@ def main(argv=None) -> None:
     if args.replot:
         svg_plot(json.loads(args.replot.read_text()), args.svg or Path("scale.svg"))
         return
-    sizes = [int(s.replace("_", "")) for s in args.sizes.split(",")]
+    try:
+        sizes = [int(s.replace("_", "")) for s in args.sizes.split(",")]
+    except ValueError:
+        parser.error(f"--sizes must be comma-separated whole numbers, got {args.sizes!r}")
+    if min(sizes) < args.k or args.k < 1 or args.dim < 1 or args.rerank < args.k:
+        parser.error("need 1 <= k <= every size, k <= --rerank and --dim >= 1")
 
     threads = os.environ["OPENBLAS_NUM_THREADS"]
     print(

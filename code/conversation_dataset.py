@@ -33,6 +33,8 @@ from embedding_helpers import Embedder
 from memory_store import IMPORTANCE_RANGE, KINDS, Memory, MemoryStore
 from scoring import relevance_score
 
+EPOCH_RANGE = (-62_135_596_800, 253_402_300_799)  # 0001-01-01 to 9999-12-31, UTC seconds
+
 
 class DatasetError(ValueError):
     """A dataset file that does not follow the conversation format; says where and why."""
@@ -58,6 +60,8 @@ class EvalSet:
     store: MemoryStore
     questions: list[Question]
     embedder: Embedder
+    # keyed by the question's words, the only thing relevance depends on (an id can be
+    # reused by a question from outside the dataset)
     _relevance: dict[str, list[float]] = field(default_factory=dict, repr=False)
     _support: list[frozenset[int]] = field(default_factory=list, repr=False)
 
@@ -70,24 +74,21 @@ class EvalSet:
 
     def relevances(self, question: Question) -> list[float]:
         """relevance_score of the question against every memory, in store order."""
-        if question.id not in self._relevance:
-            mine = any(q.id == question.id for q in self.questions)
-            self.prepare(questions=None if mine else [question])
-        return self._relevance[question.id]
+        if question.text not in self._relevance:
+            self.prepare(questions=None if question in self.questions else [question])
+        return self._relevance[question.text]
 
     def prepare(self, progress: Callable[[str], None] | None = None, questions=None) -> None:
         """Embed the questions (default: all) in one call and score each against every
         memory; each question is scored once per run, whatever the strategy."""
-        todo = [q for q in (questions or self.questions) if q.id not in self._relevance]
+        todo = [q.text for q in (questions or self.questions) if q.text not in self._relevance]
         if not todo:
             return
         if not self._support:  # which coordinates of each memory are non-zero
             self._support = [_nonzero(m.embedding) for m in self.store]
-        for done, (question, query) in enumerate(
-            zip(todo, self.embedder.embed([q.text for q in todo])), start=1
-        ):
+        for done, (text, query) in enumerate(zip(todo, self.embedder.embed(todo)), start=1):
             on = _nonzero(query)
-            self._relevance[question.id] = [
+            self._relevance[text] = [
                 _cosine(query, m.embedding, on | support)
                 for m, support in zip(self.store, self._support)
             ]
@@ -122,6 +123,10 @@ def load_dataset(source, embedder: Embedder | None = None) -> EvalSet:
         where = path.name
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
+        except UnicodeDecodeError as err:
+            raise DatasetError(
+                f"{where} is not UTF-8 text: byte 0x{err.object[err.start]:02x} at {err.start}"
+            ) from None
         except json.JSONDecodeError as err:
             raise DatasetError(
                 f"{where} is not valid JSON: {err.msg} at line {err.lineno}, column {err.colno}"
@@ -140,13 +145,14 @@ def load_dataset(source, embedder: Embedder | None = None) -> EvalSet:
     for turn in turns:
         if turn["supersedes"] is not None:
             store.supersede(turn["supersedes"], turn["id"])
-    return EvalSet(str(data.get("name", where)), store, questions, embedder)
+    return EvalSet(data.get("name") or where, store, questions, embedder)
 
 
 def _parse(data, where: str) -> tuple[list[dict], list[Question]]:
     """Check the whole structure before anything is embedded; return plain turn records."""
     if not isinstance(data, dict):
         raise DatasetError(f"{where}: the top level must be an object, got {type(data).__name__}")
+    _optional_text(data, "name", where)
     sessions = _list(data, "sessions", where)
     turns: list[dict] = []
     seen: dict[str, float] = {}  # turn id -> time
@@ -180,6 +186,10 @@ def _parse(data, where: str) -> tuple[list[dict], list[Question]]:
                     f"{at_}.importance must be a number in [1, 10], got {importance!r}"
                 )
             old = turn.get("supersedes")
+            if old is not None and (not isinstance(old, str) or not old.strip()):
+                raise DatasetError(
+                    f"{at_}.supersedes must be a turn id (a non-empty string), got {old!r}"
+                )
             if old is not None and old not in seen:
                 raise DatasetError(
                     f"{at_}.supersedes names {old!r}, which is not an earlier turn in the file"
@@ -188,9 +198,9 @@ def _parse(data, where: str) -> tuple[list[dict], list[Question]]:
                 raise DatasetError(f"{at_}.supersedes names {old!r}, which is dated after it")
             if old is not None and any(x["supersedes"] == old for x in turns):
                 raise DatasetError(f"{at_}: turn {old!r} is superseded twice; only once is allowed")
-            speaker = turn.get("speaker", "user")
+            speaker = _optional_text(turn, "speaker", at_, default="user")
             turns.append(dict(id=tid, text=_text(turn, "text", at_), at=at, kind=kind,
-                              importance=importance, supersedes=old, speaker=str(speaker),
+                              importance=importance, supersedes=old, speaker=speaker,
                               session=sid))  # fmt: skip
             seen[tid] = at
     latest = max(seen.values())
@@ -206,6 +216,10 @@ def _parse(data, where: str) -> tuple[list[dict], list[Question]]:
         asked = _time(item["asked_at"], f"{here}.asked_at") if "asked_at" in item else latest
         evidence = _list(item, "evidence", here)
         for tid in evidence:
+            if not isinstance(tid, str):
+                raise DatasetError(
+                    f"{here} (id {qid!r}): evidence must list turn ids (strings), got {tid!r}"
+                )
             if tid not in seen:
                 raise DatasetError(f"{here} (id {qid!r}): evidence {tid!r} is not a turn id")
             if seen[tid] > asked:
@@ -213,9 +227,9 @@ def _parse(data, where: str) -> tuple[list[dict], list[Question]]:
                     f"{here} (id {qid!r}): evidence {tid!r} is dated after the question is "
                     "asked, so no retriever could find it"
                 )
-        category = item.get("category", "all")
+        category = _optional_text(item, "category", here, default="all")
         text = _text(item, "question", here)
-        questions.append(Question(qid, text, asked, tuple(evidence), str(category)))
+        questions.append(Question(qid, text, asked, tuple(evidence), category))
     return turns, questions
 
 
@@ -233,9 +247,23 @@ def _text(obj: dict, key: str, where: str) -> str:
     return value
 
 
+def _optional_text(obj: dict, key: str, where: str, default: str | None = None) -> str | None:
+    """A field that may be left out (or null), but when given must be a non-empty string."""
+    return default if obj.get(key) is None else _text(obj, key, where)
+
+
 def _time(value, where: str) -> float:
     """ISO 8601 with a time zone ('2025-03-14T09:30:00Z'), or epoch seconds."""
     if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        # the seconds of years 1 to 9999, as a datetime can hold them; a millisecond
+        # timestamp (a common slip) lands tens of thousands of years in the future
+        if value < EPOCH_RANGE[0]:
+            raise DatasetError(f"{where} {value!r} is before the year 1: give epoch seconds")
+        if value > EPOCH_RANGE[1]:
+            raise DatasetError(
+                f"{where} {value!r} is after the year 9999: give epoch seconds, not "
+                "milliseconds (divide by 1000)"
+            )
         return float(value)
     try:
         moment = datetime.fromisoformat(value)

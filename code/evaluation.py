@@ -23,6 +23,7 @@ of memories (eval_data.py), and speed beyond "fast enough" for hundreds of memor
 from __future__ import annotations
 
 import argparse
+import numbers
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -33,7 +34,13 @@ from embedding_helpers import Embedder
 from kinds import DEFAULT_HALF_LIVES, decay_rate_for_half_life
 from memory_store import KINDS
 from retriever import ScoredMemory
-from scoring import importance_score, recency_score, retrieval_score
+from scoring import (
+    check_decay_rate,
+    check_weights,
+    importance_score,
+    recency_score,
+    retrieval_score,
+)
 
 DEFAULT_DATA = Path(__file__).resolve().parent.parent / "data" / "eval" / "one_year.json"
 DEFAULT_KS = (1, 3, 5, 10)
@@ -57,6 +64,17 @@ class Strategy:
     exclude_superseded: bool = False
     min_max: bool = False
     source: str = ""
+
+    def __post_init__(self) -> None:  # refuse bad settings now, not midway through a run
+        object.__setattr__(self, "weights", check_weights(self.weights))
+        missing = [kind for kind in KINDS if kind not in self.decay_rates]
+        if missing:
+            raise ValueError(
+                f"decay_rates has no rate for {missing[0]!r}: give one per kind "
+                f"({', '.join(KINDS)}), e.g. same_decay(0.995)"
+            )
+        rates = {kind: check_decay_rate(self.decay_rates[kind]) for kind in KINDS}
+        object.__setattr__(self, "decay_rates", rates)
 
 
 def same_decay(rate: float) -> dict[str, float]:
@@ -141,7 +159,7 @@ def recall_at_k(ranked_ids: Sequence[str], evidence: Iterable[str], k: int) -> f
     evidence = set(evidence)
     if not evidence:
         raise ValueError("evidence must name at least one id")
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
         raise ValueError(f"k must be an integer >= 1, got {k!r}")
     return len(evidence.intersection(ranked_ids[:k])) / len(evidence)
 
@@ -205,7 +223,13 @@ def ablation(
 
 def format_table(reports: Sequence[Report], category_metric: str = "MRR") -> str:
     """Overall metrics, one row per strategy; then one metric per category and strategy."""
+    if not reports:
+        raise ValueError("format_table needs at least one report, got none")
     columns = list(reports[0].overall)
+    if category_metric not in columns:
+        raise ValueError(
+            f"category_metric must be one of {', '.join(columns)}, got {category_metric!r}"
+        )
     names = [r.strategy.name for r in reports]
     lines = [_row("strategy", columns, 6), _row("", ["-" * 6] * len(columns), 6)]
     lines += [_row(r.strategy.name, [f"{r.overall[c]:.3f}" for c in columns], 6) for r in reports]
@@ -225,8 +249,15 @@ def _row(name: str, cells: Sequence[str], widths: int | Sequence[int]) -> str:
 # --- the command ---------------------------------------------------------------------
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a bad option is one line on stderr (the usage is what --help is for)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Print the ablation table for a dataset.")
+    parser = _Parser(prog="evaluation.py", description="Print the ablation table for a dataset.")
     parser.add_argument("--data", default=str(DEFAULT_DATA), help="dataset JSON file")
     parser.add_argument("--k", type=int, nargs="+", default=list(DEFAULT_KS), help="cut-offs")
     parser.add_argument("--strategy", action="append", choices=sorted(STRATEGIES),
@@ -242,7 +273,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     say(f"loading and embedding {_shown(Path(args.data))}")
     try:
         evalset = load_dataset(args.data, Embedder(args.embed_model))
-    except (DatasetError, ValueError, OSError) as err:  # a bad file, model name or path
+    # a bad file, model name or path, or an embedding model that fails (RuntimeError)
+    except (DatasetError, ValueError, OSError, RuntimeError) as err:
         say(f"error: {err}")
         return 2
     say(f"{len(evalset.store)} memories, {len(evalset.questions)} questions")

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 import eval_data
+import evaluation
 from embedding_helpers import Embedder, tokenize
 from evaluation import (
     DEFAULT_DATA,
@@ -24,6 +30,7 @@ from evaluation import (
     reciprocal_rank,
     same_decay,
 )
+from scoring import relevance_score
 
 OFFLINE = "memorylab/hashed-bow-384"
 DAY = "2025-03-{:02d}T12:00:00Z"
@@ -62,6 +69,7 @@ def tiny(turns, questions):
         (["a", "b", "c", "d"], ["a", "d"], 4, 1.0),
         (["a"], ["a", "z"], 10, 0.5),  # k past the end: only what is ranked counts
         ([], ["a"], 5, 0.0),
+        (["a", "b", "c"], ["b"], np.int64(2), 1.0),  # a numpy integer is an integer too
     ],
 )
 def test_recall_at_k_is_the_share_of_evidence_in_the_top_k(ranked, evidence, k, expected):
@@ -210,6 +218,48 @@ def test_a_question_from_outside_the_dataset_can_be_ranked_too(year):
     assert "deploy" in rows[0].memory.text.lower()
 
 
+def test_a_question_from_outside_with_a_dataset_questions_id_is_ranked_on_its_own_text(year):
+    # The relevance cache must not hand it the dataset question's relevances.
+    own = year.questions[0]
+    asked = Question(own.id, "How do I take my coffee?", 1.8e9, ("m0001",), "x")
+    assert asked.text != own.text
+    rows = rank(year, asked, STRATEGIES["relevance"])
+    assert "coffee" in rows[0].memory.text.lower()
+    assert "coffee" not in rank(year, own, STRATEGIES["relevance"])[0].memory.text.lower()
+
+
+@pytest.mark.parametrize(
+    ("weights", "rates", "error", "match"),
+    [
+        ((1.0, -1.0, 1.0), same_decay(0.995), ValueError, "recency weight must be >= 0"),
+        ((1.0, 1.0), same_decay(0.995), ValueError, "weights must be three numbers"),
+        ((1.0, 1.0, 1.0), {"episodic": 0.99}, ValueError, r"decay_rates has no rate for .semantic"),
+        ((1.0, 1.0, 1.0), {**same_decay(0.995), "semantic": 1.5}, ValueError, "decay_rate must"),
+    ],
+)
+def test_a_strategy_with_bad_settings_is_refused_when_made(weights, rates, error, match):
+    with pytest.raises(error, match=match):
+        Strategy("mine", weights, rates)
+
+
+def test_format_table_names_a_metric_it_does_not_have(year):
+    reports = ablation(year, [STRATEGIES["course"]], ks=(1, 3))
+    with pytest.raises(
+        ValueError, match=r"category_metric must be one of R@1, R@3, MRR, got 'R@5'"
+    ):
+        format_table(reports, "R@5")
+    with pytest.raises(ValueError, match="format_table needs at least one report"):
+        format_table([])
+
+
+def test_cached_relevance_is_relevance_score_on_the_full_vectors_to_the_last_bit(year):
+    # The cache skips coordinates where both vectors are zero; the cosine must not change.
+    for question in year.questions[::12]:
+        query = year.embedder.embed_one(question.text)
+        expected = [relevance_score(query, m.embedding) for m in year.store]
+        assert year.relevances(question) == expected, question.id
+
+
 def test_decay_from_half_lives_halves_recency_after_one_half_life():
     rates = decay_from_half_lives({"episodic": 24.0, "semantic": math.inf, "procedural": 48.0})
     assert rates["episodic"] ** 24 == pytest.approx(0.5)
@@ -256,6 +306,19 @@ def test_ablation_table_is_the_same_run_to_run(year):
     assert first.splitlines()[0].split() == ["strategy", "R@1", "R@3", "R@5", "R@10", "MRR"]
 
 
+def test_the_command_prints_the_same_table_under_any_hash_seed():
+    # Python salts hash() per process: nothing in the data, the embedding or the ranking
+    # may depend on it (set order, hash()), or two machines would print different tables.
+    def table(seed: str) -> str:
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        command = [sys.executable, str(Path(evaluation.__file__)), "--strategy", "ram"]
+        done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+        return done.stdout
+
+    first = table("1")
+    assert "ram" in first and first == table("2")
+
+
 def test_a_tuned_strategy_beats_the_course_on_stale_preferences_and_constraints(year):
     # One setting the notebook's sliders reach: relevance first, facts fade over a year and
     # episodes over a month, and a fact is dropped once it is replaced.
@@ -298,7 +361,32 @@ def test_command_reports_an_unknown_embedding_model_and_exits_2(capsys):
     assert "unknown offline embedding model" in capsys.readouterr().err
 
 
-def test_command_refuses_k_below_one(capsys):
-    with pytest.raises(SystemExit):
-        main(["--k", "0"])
-    assert "--k values must be >= 1" in capsys.readouterr().err
+def test_command_reports_a_failing_embedding_model_and_exits_2(monkeypatch, capsys):
+    import local_models
+
+    def refuse(model, texts, **_):
+        raise RuntimeError(f"the embedding model {model!r} failed: no key")
+
+    monkeypatch.setattr(local_models, "embed", refuse)
+    assert main(["--embed-model", "someone/else"]) == 2
+    err = capsys.readouterr().err
+    assert "error: the embedding model 'someone/else' failed: no key" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--k", "0"], "--k values must be >= 1, got [0]"),
+        (["--k", "x"], "argument --k: invalid int value: 'x'"),
+        (["--strategy", "best"], "argument --strategy: invalid choice: 'best'"),
+        (["--colour"], "unrecognized arguments: --colour"),
+    ],
+)
+def test_a_bad_option_is_refused_in_one_line_with_status_2(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    [line] = err.splitlines()  # one line, not argparse's usage block
+    assert line.startswith(f"evaluation.py: error: {message}") and line.endswith("(see --help)")

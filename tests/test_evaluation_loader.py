@@ -121,6 +121,15 @@ DELETE = object()
         ("questions/0/evidence", [], r"questions\[0\]: 'evidence' must be a non-empty list"),
         ("questions/0/evidence", ["t7"], r"\(id 'q1'\): evidence 't7' is not a turn id"),
         ("questions/1/evidence", ["t3"], r"evidence 't3' is dated after the question is asked"),
+        ("sessions/1/turns/0/supersedes", ["t2"], r"supersedes must be a turn id .a non-empty"),
+        ("sessions/1/turns/0/supersedes", 2, r"turns\[0\]\.supersedes must be a turn id"),
+        ("questions/0/evidence", [["t3"]], r"\(id 'q1'\): evidence must list turn ids .strings"),
+        ("questions/0/evidence", [None], r"evidence must list turn ids .strings., got None"),
+        ("questions/0/category", ["pref"], r"questions\[0\]: 'category' must be a non-empty"),
+        ("sessions/1/turns/0/speaker", {"a": 1}, r"turns\[0\]: 'speaker' must be a non-empty"),
+        ("name", ["good"], r"dataset: 'name' must be a non-empty string, got \['good'\]"),
+        ("questions/1/asked_at", 1740819600000, r"asked_at 1740819600000 is after the year 9999"),
+        ("sessions/0/date", -1e12, r"sessions\[0\]\.date -1000000000000\.0 is before the year 1"),
     ],
 )
 def test_a_malformed_dataset_is_refused_naming_the_place_and_the_rule(path, value, match):
@@ -155,3 +164,10 @@ def test_a_file_path_loads_like_the_same_dict(tmp_path):
     from_file, from_dict = load_dataset(path, OFFLINE), load_dataset(GOOD, OFFLINE)
     assert [m.to_dict() for m in from_file.store] == [m.to_dict() for m in from_dict.store]
     assert from_file.questions == from_dict.questions
+
+
+def test_a_file_that_is_not_utf8_text_is_refused_with_its_name(tmp_path):
+    path = tmp_path / "binary.json"
+    path.write_bytes(b"\xff\xfe{}")
+    with pytest.raises(DatasetError, match=r"binary\.json is not UTF-8 text: byte 0xff at 0"):
+        load_dataset(path, OFFLINE)

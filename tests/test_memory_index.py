@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import math
 import tracemalloc
 from functools import partial
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from conftest import DAY, HOUR, NOW
-from matrix_scoring import reference_cosine
+from matrix_scoring import reference_cosine, reference_norm
 from memory_index import IndexOutOfStep, MemoryIndex
 from memory_store import Memory, MemoryStore
 from retriever import rank_memories, retrieve
@@ -196,9 +195,13 @@ def test_agreement_in_a_cluster_too_tight_for_float32_to_order(seed):
         lambda d: st.tuples(*[st.lists(st.floats(-1e3, 1e3), min_size=d, max_size=d)] * 2)
     )
 )
+# sum ** 0.5 is one unit in the last place below math.sqrt(sum) for this query (with
+# glibc's pow): a norm taken that way made the cosine differ in its last bit.
+@example(([96.39598945178454, 98.89940990645505, 98.89940990645505, 450.41175542482824],
+          [0.0, 0.0, 0.0, 1.0]))  # fmt: skip
 def test_the_fast_cosine_is_relevance_score_to_the_last_bit(pair):
     query, memory = (tuple(float(x) for x in v) for v in pair)
-    norm = math.sqrt(sum(x * x for x in query))  # as Query computes it (** 0.5 may differ)
+    norm = reference_norm(query)  # what Query.norm holds
     assert reference_cosine(query, norm, memory) == relevance_score(query, memory)
 
 
@@ -292,6 +295,53 @@ def test_rerank_ranks_exactly_the_nearest_candidates_by_similarity(seed):
     nearest = {row.memory.id for row in sorted(ranking, key=lambda row: -row.relevance)[:40]}
     expected = [row for row in ranking if row.memory.id in nearest][:5]
     assert as_rows(index.top_k(query, NOW, k=5, candidates=40)) == as_rows(expected)
+
+
+def nearest_then_rerank(store, query, k, c, **options):
+    """The rerank's definition, from the reference: the c live memories with the highest
+    relevance_score (ties in store order), ranked by the full score."""
+    ranking = rank_memories(store, query, NOW, **options)
+    position = {memory.id: i for i, memory in enumerate(store)}
+    by_relevance = sorted(ranking, key=lambda row: (-row.relevance, position[row.memory.id]))
+    nearest = {row.memory.id for row in by_relevance[:c]}
+    return [row for row in ranking if row.memory.id in nearest][:k]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    memory_specs,
+    st.sampled_from(VECTORS),
+    st.integers(min_value=1, max_value=5),
+    st.integers(min_value=0, max_value=10),
+    weight_choices,
+)
+def test_rerank_is_the_reference_ranking_of_the_nearest_candidates_ties_included(
+    specs, query, k, extra, weights
+):
+    store = build_store(specs)
+    index = MemoryIndex(store)
+    c = k + extra
+    expected = nearest_then_rerank(store, query, k, c, weights=weights)
+    assert as_rows(index.top_k(query, NOW, k, weights, candidates=c)) == as_rows(expected)
+
+
+def test_rerank_candidates_tied_on_similarity_are_taken_in_store_order_whatever_the_rows():
+    # 60 memories in one direction: the nearest 40 are a 60-way tie, broken by store order
+    # (the oldest 40 here), not by where removals happened to move the rows.
+    def build(shuffle_rows):
+        index = MemoryIndex()
+        if shuffle_rows:
+            index.add(Memory("gone", "x", created_at=NOW, embedding=[0.0, 1.0]))
+        for i in range(60):
+            t = NOW - (60 - i) * HOUR
+            index.add(Memory(f"m{i}", "x", created_at=t, importance=5, embedding=[1.0, 0.0]))
+        if shuffle_rows:
+            index.remove("gone")  # the last row, m59, moves to row 0
+        return index
+
+    for index in (build(False), build(True)):
+        got = [row.memory.id for row in index.top_k([1.0, 0.0], NOW, k=3, candidates=40)]
+        assert got == ["m39", "m38", "m37"]  # the freshest of the first 40 added
 
 
 def test_rerank_misses_a_fresh_important_memory_outside_the_nearest_candidates():
@@ -390,6 +440,7 @@ def test_indexing_a_store_names_the_memory_it_cannot_rank_exactly():
         ({"user_id": ""}, ValueError, "user_id must be a non-empty string"),
         ({"kinds": "dream"}, ValueError, "kind must be one of"),
         ({"kinds": []}, ValueError, "kinds must name at least one kind"),
+        ({"kinds": 5}, TypeError, "kinds must be a kind, a list of kinds or None, got 5"),
     ],
 )
 def test_bad_arguments_raise_naming_the_argument(kwargs, error, match):
