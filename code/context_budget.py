@@ -34,7 +34,12 @@ from collections import Counter
 from collections.abc import Callable
 from typing import NamedTuple
 
-from chat_with_memory import format_date, render_memory_block
+from chat_with_memory import (
+    MEMORY_BLOCK_END,
+    MEMORY_BLOCK_START,
+    format_date,
+    render_memory_block,
+)
 from embedding_helpers import STOP_WORDS
 from kinds import rank_by_kind
 from memory_store import Memory, MemoryStore, as_timestamp
@@ -94,8 +99,13 @@ def render_with_summary(included: list[Memory], summary: str | None, now) -> str
         return block
     item = json.dumps({"id": "overflow", "kind": "summary", "text": summary}, ensure_ascii=False)
     item = item.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    head, tail = block.rsplit("\n]\n", 1)  # insert before the list's closing bracket
-    return head + (",\n" if included else "\n") + item + "\n]\n" + tail
+    # The block is START, a JSON list ("[]" when empty, else "[", one item per line, "]"),
+    # END. Rebuild the list with the summary as its last item, whichever form it took.
+    start, end = MEMORY_BLOCK_START + "\n", "\n" + MEMORY_BLOCK_END
+    if not (block.startswith(start) and block.endswith(end)):
+        raise AssertionError(f"unexpected memory block layout: {block[:80]!r}")
+    items = block[len(start) : -len(end)].strip()[1:-1].strip("\n")  # inside the brackets
+    return start + "[\n" + (items + ",\n" if items else "") + item + "\n]" + end
 
 
 def fit_to_budget(
