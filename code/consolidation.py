@@ -17,8 +17,10 @@ average reaches `min_similarity`, or starts a new cluster. It is deterministic a
 easy to follow, not optimal. The summary comes from a chat model through litellm when
 one is configured; offline, a deterministic summariser quotes the most typical episode.
 
-Deliberately left out: scheduling (run it nightly, say) and per-user scoping (a
-MemoryStore here holds one user's memories).
+A cluster never mixes users: in a store holding several users' memories, each user's
+episodes are clustered apart, and each fact belongs to the user whose episodes it sums up.
+
+Deliberately left out: scheduling (run it nightly, say).
 """
 
 from __future__ import annotations

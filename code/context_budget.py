@@ -20,8 +20,10 @@ GPT-style tokenizers); pass `count=` to use a real tokenizer instead. The summar
 offline and deterministic; with a real chat model (`model=`) the model writes it, and
 the offline one is used whenever the model's version would not fit.
 
-Deliberately left out: shortening individual memories, the rest of the prompt (system
-text, conversation): the budget here is for the memory block alone, and per-user scoping.
+recall_within_budget refuses a store that mixes users' memories (see kinds.py).
+
+Deliberately left out: shortening individual memories, and the rest of the prompt (system
+text, conversation): the budget here is for the memory block alone.
 """
 
 from __future__ import annotations

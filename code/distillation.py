@@ -18,8 +18,10 @@ questions) that carry a decision or a preference cue ("decided", "prefer", "alwa
     facts = distill_episode(episode)          # offline, or the configured chat model
     remember_distilled(store, embedder, episode, now)   # stored as semantic memories
 
-Deliberately left out: scheduling the pass (nightly, say), merging a distilled fact
-with an existing one (see superseding.py), and per-user scoping.
+Facts are written for the store's user (see Embedder.remember).
+
+Deliberately left out: scheduling the pass (nightly, say), and merging a distilled fact
+with an existing one (see superseding.py).
 """
 
 from __future__ import annotations

@@ -17,13 +17,16 @@ forgets deliberately. A memory is forgettable only when all of these hold:
     gone = prune(store, now)            # [Memory(...), ...]: removed, yours to archive
     keep_reasons(store.get("m4"), now)  # ['recalled since it was written']
 
-Deliberately left out: scheduling, archiving to disk, and per-user scoping (a
-MemoryStore here holds one user's memories).
+A store holding several users' memories is refused: pruning is one user's business.
+
+Deliberately left out: scheduling, archiving to disk, and choosing a user inside a
+shared store (open one user's store instead).
 """
 
 from __future__ import annotations
 
 from memory_store import IMPORTANCE_RANGE, Memory, MemoryStore, as_number, as_timestamp
+from persistent_store import check_one_user
 
 SECONDS_PER_DAY = 86_400.0
 OLDER_THAN_DAYS = 180.0
@@ -85,9 +88,8 @@ def forgettable(
     importance_below: float = IMPORTANCE_BELOW,
 ) -> list[Memory]:
     """The memories prune would remove, in store order. Changes nothing (a dry run)."""
-    if not isinstance(store, MemoryStore):
-        raise TypeError(f"store must be a MemoryStore, got {type(store).__name__}")
     check_thresholds(older_than_days, importance_below)  # fail before looking at any memory
+    check_one_user(store, "pruning")
     linked = frozenset(m.superseded_by for m in store if m.superseded_by is not None)
     return [
         m

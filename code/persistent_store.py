@@ -58,9 +58,31 @@ __all__ = [
     "NewerSchemaError",
     "PersistentMemoryStore",
     "StoreFileError",
+    "check_one_user",
     "export_jsonl",
     "list_users",
 ]
+
+
+def check_one_user(store: MemoryStore, what: str) -> str | None:
+    """The one user whose memories `store` holds (None when empty); ValueError for a mix.
+
+    Recall, superseding, pruning and export work on one user's memories. A plain
+    MemoryStore can hold several users' memories, and handing such a store to them would
+    let one user's memory reach another's prompt, so they refuse it instead.
+        check_one_user(PersistentMemoryStore(path, "alice"), "recall") -> 'alice'
+    """
+    if not isinstance(store, MemoryStore):
+        raise TypeError(f"store must be a MemoryStore, got {type(store).__name__}")
+    users = sorted({memory.user_id for memory in store})
+    if len(users) > 1:
+        shown = ", ".join(map(repr, users[:5])) + (", ..." if len(users) > 5 else "")
+        raise ValueError(
+            f"{what} works on one user's memories, but this store holds memories of "
+            f"{len(users)} users ({shown}): give it one user's store, e.g. "
+            "PersistentMemoryStore(path, user_id=...)"
+        )
+    return users[0] if users else None
 
 
 class PersistentMemoryStore(MemoryStore):
@@ -332,7 +354,9 @@ def export_jsonl(store: MemoryStore, target) -> int:
 
     Give it a one-user store (PersistentMemoryStore(path, user_id)) to export one user.
     The embedding is included, so Memory.from_dict(json.loads(line)) restores a memory.
+    A store holding several users' memories is refused before any file is opened.
     """
+    check_one_user(store, "export")
     if isinstance(target, (str, Path)):
         with open(target, "w", encoding="utf-8") as file:
             return export_jsonl(store, file)

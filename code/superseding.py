@@ -18,8 +18,11 @@ similar whether they agree or not. Similarity cannot tell a contradiction from a
 repetition, so the threshold is a judgement call that depends on the embedding model
 (0.6 suits the offline bag of words); pass `replaces=` explicitly when you know.
 
+A store holding several users' memories is refused: one user's new fact must never
+supersede another user's.
+
 Deliberately left out: asking a model whether two facts really contradict, and
-per-user scoping (a MemoryStore here holds one user's memories).
+choosing a user inside a shared store (open one user's store instead).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import NamedTuple
 
 from embedding_helpers import Embedder
 from memory_store import Memory, MemoryStore, as_number
+from persistent_store import check_one_user
 from scoring import relevance_score
 
 FACT_KINDS = ("semantic", "procedural")  # statements that can stop being true
@@ -58,6 +62,7 @@ def likely_replaced(
     threshold = as_number(min_similarity, "min_similarity")
     if not -1.0 <= threshold <= 1.0:
         raise ValueError(f"min_similarity must be a cosine in [-1, 1], got {min_similarity!r}")
+    check_one_user(store, "finding the fact a new one replaces")  # never another user's fact
     best, best_similarity = None, threshold
     for memory in store.live():
         if memory.kind not in FACT_KINDS or memory.id in exclude:

@@ -17,8 +17,10 @@ step up (distillation.py).
 
 A turn is a dict: {"role": "user" | "assistant" | "tool", "content": str, "time": seconds}.
 
+Memories are written for the store's user (see Embedder.remember).
+
 Deliberately left out: detecting a change of subject inside a conversation (a model
-could), and per-user scoping (a MemoryStore here holds one user's memories).
+could).
 """
 
 from __future__ import annotations

@@ -145,3 +145,14 @@ def test_recall_within_budget_refreshes_only_the_memories_shown():
 def test_recall_within_budget_rejects_a_bad_k(k):
     with pytest.raises(ValueError, match="k must be an integer"):
         recall_within_budget(MemoryStore(), [1.0], NOW, budget_tokens=100, k=k)
+
+
+def test_recall_within_budget_refuses_a_store_of_two_users_and_touches_nothing():
+    store = MemoryStore()
+    embedder = Embedder("memorylab/hashed-bow-384")
+    embedder.remember(store, "Alice has a cat", now=NOW - DAY, user_id="alice")
+    embedder.remember(store, "Bob decided the default API is Groq", now=NOW - DAY, user_id="bob")
+    query = embedder.query(store, "which default API?")
+    with pytest.raises(ValueError, match="2 users"):
+        recall_within_budget(store, query, NOW, budget_tokens=500)
+    assert all(m.last_accessed == NOW - DAY for m in store)

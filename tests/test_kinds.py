@@ -189,3 +189,21 @@ def test_rank_by_kind_names_the_bad_argument(store, args, error, pattern):
 def test_rank_by_kind_refuses_something_that_is_not_a_store():
     with pytest.raises(TypeError, match="MemoryStore"):
         rank_by_kind([], [1.0], NOW)
+
+
+def mixed_store():
+    store = MemoryStore()
+    for memory_id, user in (("a1", "alice"), ("b1", "bob")):
+        memory = make(memory_id, "semantic", hours_ago=1)
+        memory.user_id = user
+        store.add(memory)
+    return store
+
+
+@pytest.mark.parametrize("ranker", [rank_by_kind, retrieve_by_kind])
+def test_a_store_mixing_two_users_is_refused_so_no_memory_reaches_another_users_prompt(ranker):
+    store = mixed_store()
+    before = {m.id: m.last_accessed for m in store}
+    with pytest.raises(ValueError, match=r"2 users \('alice', 'bob'\).*one user's store"):
+        ranker(store, [1.0, 0.0], NOW)
+    assert {m.id: m.last_accessed for m in store} == before  # nothing touched

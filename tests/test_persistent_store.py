@@ -488,3 +488,13 @@ def test_two_writer_processes_lose_nothing(path, users):
             texts += [m.text for m in store]
     expected = [f"{name} note {i}" for name in ("first", "second") for i in range(60)]
     assert sorted(texts) == sorted(expected)
+
+
+def test_export_refuses_a_store_of_two_users_and_writes_no_file(tmp_path):
+    store = MemoryStore()
+    store.add(memory("m1", user_id="alice"))
+    store.add(memory("m2", user_id="bob"))
+    target = tmp_path / "everyone.jsonl"
+    with pytest.raises(ValueError, match=r"2 users \('alice', 'bob'\)"):
+        export_jsonl(store, target)
+    assert not target.exists()

@@ -136,3 +136,14 @@ def test_a_hand_made_cycle_is_reported_not_followed_forever():
 def test_the_new_version_belongs_to_the_old_facts_user(store, embedder):
     store.get("m1").user_id = "eric"
     assert replace_fact(store, "m1", OPENAI, embedder, NOW).user_id == "eric"
+
+
+def test_a_fact_is_never_matched_against_another_users_fact(embedder):
+    store = MemoryStore()
+    embedder.remember(store, GROQ, kind="semantic", now=NOW, user_id="bob")
+    embedder.remember(store, "Alice likes dark mode", kind="semantic", now=NOW, user_id="alice")
+    with pytest.raises(ValueError, match=r"2 users \('alice', 'bob'\)"):
+        remember_fact(store, OPENAI, embedder=embedder, now=NOW)
+    with pytest.raises(ValueError, match="2 users"):
+        likely_replaced(store, embedder.embed_one(OPENAI))
+    assert len(store) == 2 and all(m.superseded_by is None for m in store)
