@@ -25,9 +25,11 @@ user is refused. list_users() tells which users a file holds.
 
 Safety: WAL journal, synchronous=FULL and a busy timeout, so a process killed mid-write
 loses no committed memory, and two processes can write one file (ids come from a counter
-in the file, so they never pick the same one). A file that is not SQLite, is damaged, or
-has a newer schema (PRAGMA user_version) is checked through a read-only connection and
-refused with StoreFileError before anything could write to it.
+in the file, so they never pick the same one). If the file is deleted or moved while a
+store has it open, the store refuses to write (SQLite would write to the vanished file
+and report success) and still holds its memories for export_jsonl. A file that is not
+SQLite, is damaged, or has a newer schema (PRAGMA user_version) is checked through a
+read-only connection and refused with StoreFileError before anything could write to it.
 
 Deliberately left out: a vector index (recall stays the retriever's loop over every
 memory), seeing another process's new memories without reopening, and schema migrations.
@@ -36,6 +38,7 @@ memory), seeing another process's new memories without reopening, and schema mig
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -109,6 +112,10 @@ class PersistentMemoryStore(MemoryStore):
         self.path, self.user_id = Path(path), user_id
         self._saved: dict[str, tuple] = {}  # id -> the FIELDS values the file holds
         self._db = open_for_writing(self.path)
+        # (device, inode) of the file, to notice it being deleted or replaced; the absolute
+        # path, so that a later os.chdir() is not mistaken for that
+        self._absolute = self.path.resolve()
+        self._file_id = _file_id(self._absolute)
         try:
             self._load(embedding_model)
         except BaseException:
@@ -318,6 +325,15 @@ class PersistentMemoryStore(MemoryStore):
             raise ValueError(f"the store for {self.path} is closed: open it again")
         self._db.execute("BEGIN IMMEDIATE")  # take the write lock now, not halfway through
         try:
+            if _file_id(self._absolute) != self._file_id:
+                # subtle: SQLite keeps writing to the open, unlinked file and reports success;
+                # every such "committed" memory would vanish when the store is closed.
+                raise StoreFileError(
+                    f"{self.path} was deleted, moved or replaced while this store was open, "
+                    "so nothing more is written to it (the change was not made). The memories "
+                    "this store holds are still here: save them with store.export_jsonl(...), "
+                    "then open the store again."
+                )
             yield self._db
             self._db.execute("COMMIT")
         except BaseException:
@@ -334,6 +350,15 @@ class PersistentMemoryStore(MemoryStore):
         except BaseException:
             self._memories, self.embedding_model, self.dimension = kept
             raise
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of the file at `path`, or None if there is none: its identity."""
+    try:
+        status = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return status.st_dev, status.st_ino
 
 
 # --- the file as a whole -------------------------------------------------------------------

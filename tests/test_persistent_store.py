@@ -498,3 +498,37 @@ def test_export_refuses_a_store_of_two_users_and_writes_no_file(tmp_path):
     with pytest.raises(ValueError, match=r"2 users \('alice', 'bob'\)"):
         export_jsonl(store, target)
     assert not target.exists()
+
+
+@pytest.mark.parametrize("how", ["deleted", "moved"])
+def test_a_store_whose_file_was_deleted_or_moved_refuses_to_write_instead_of_losing_it(
+    path, tmp_path, how
+):
+    store = open_store(path)
+    store.add(memory("m1"))
+    if how == "deleted":
+        path.unlink()
+    else:
+        path.rename(tmp_path / "elsewhere.sqlite3")
+    with pytest.raises(
+        StoreFileError, match="deleted, moved or replaced while this store was open"
+    ):
+        store.add(memory("m2"))
+    assert [m.id for m in store] == ["m1"]  # the refused memory is not kept in memory either
+    store.get("m1").last_accessed = NOW
+    with pytest.raises(StoreFileError, match="export_jsonl"):
+        store.save()
+    with pytest.raises(StoreFileError):
+        store.close()  # close() saves: the unsaved touch is reported, not dropped silently
+    assert store.export_jsonl(tmp_path / "rescued.jsonl") == 1  # what it holds can be rescued
+
+
+def test_a_relative_path_keeps_working_after_the_working_folder_changes(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    store = open_store(Path("memories.sqlite3"))
+    store.add(memory("m1"))
+    monkeypatch.chdir(tmp_path.parent)
+    store.add(memory("m2"))  # the same file, not "deleted or moved"
+    store.close()
+    with open_store(tmp_path / "memories.sqlite3") as reopened:
+        assert [m.id for m in reopened] == ["m1", "m2"]
