@@ -39,6 +39,13 @@ REAL_MODEL = "openai/gpt-4o-mini"  # never called: litellm's mock_response answe
         ("", 5, "default"),
         (None, 5, "default"),
         ("NaN", 5, "default"),
+        ("On a scale of 1 to 10, I'd rate this a 7.", 7, "model"),  # not the scale's 1
+        ("Rating (1-10): 9", 9, "model"),
+        ("On a scale of one to ten: seven", 7, "model"),
+        ("I'd give it 3 out of 10", 3, "model"),
+        ("10/10", 10, "model"),
+        (".5", 1, "model"),  # a half, not a five
+        ("1e5", 10, "model"),  # a hundred thousand, not a one
     ],
 )
 def test_any_reply_becomes_an_importance_in_range(reply, value, source):
