@@ -85,6 +85,10 @@ def parse_facts(reply, max_facts: int = MAX_FACTS) -> list[Fact]:
         raise DistillationError(
             f"the model's reply is not valid JSON ({exc}): {shown!r}; expected {EXPECTED_SHAPE}"
         ) from None
+    except RecursionError:  # json's parser recurses once per bracket
+        raise DistillationError(
+            f"the model's reply is nested too deeply to parse: {shown!r}; expected {EXPECTED_SHAPE}"
+        ) from None
     if not isinstance(data, list):
         raise DistillationError(
             f"expected {EXPECTED_SHAPE}, got a JSON {type(data).__name__}: {shown!r}"
