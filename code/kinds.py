@@ -64,7 +64,13 @@ def decay_rate_for_half_life(half_life_hours: float) -> float:
     hours = as_number(half_life_hours, "half_life_hours")
     if not hours > 0:
         raise ValueError(f"half_life_hours must be positive (or math.inf), got {half_life_hours!r}")
-    return 0.5 ** (1.0 / hours)
+    rate = 0.5 ** (1.0 / hours)
+    if rate == 0.0:  # subtle: below ~0.00093 hours the rate underflows, and 0 is no rate
+        raise ValueError(
+            f"half_life_hours={half_life_hours!r} is too short: its hourly decay rate "
+            "0.5 ** (1 / half_life_hours) rounds to 0; use at least 0.001 hours"
+        )
+    return rate
 
 
 def half_life_hours(decay_rate: float) -> float:

@@ -91,6 +91,7 @@ def replace_fact(
         replace_fact(store, "m1", "Eric now prefers OpenAI for the default API",
                      embedder, now).id -> 'm2'    (and store.get('m1').superseded_by == 'm2')
     """
+    _check_fact_text(text)
     old = store.get(old_id)
     if old.kind not in FACT_KINDS:
         raise ValueError(
@@ -110,9 +111,13 @@ def replace_fact(
         importance=old.importance if importance is None else importance,
         now=now,
         metadata={**(metadata or {}), "replaces": old_id},
+        user_id=old.user_id,  # a fact's new version belongs to the same person
     )
-    new.user_id = old.user_id  # a fact's new version belongs to the same person
-    store.supersede(old_id, new.id)
+    try:
+        store.supersede(old_id, new.id)
+    except BaseException:
+        store.remove(new.id)  # all or nothing: never two live versions of one fact
+        raise
     return new
 
 
@@ -135,6 +140,7 @@ def remember_fact(
     Returns:
         FactUpdate(memory=the new memory, replaced=the superseded one or None).
     """
+    _check_fact_text(text)
     if replaces == "auto":
         found = likely_replaced(store, embedder.query(store, text), min_similarity)
         replaces = None if found is None else found.id
@@ -176,3 +182,8 @@ def fact_history(store: MemoryStore, memory_id: str) -> list[Memory]:
                 versions.append(memory)
                 frontier.append(memory.id)
     return sorted(versions, key=lambda m: (m is current, m.created_at, order[m.id]))
+
+
+def _check_fact_text(text) -> None:
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"a fact must be a non-empty string, got {text!r}")

@@ -56,6 +56,12 @@ def test_decay_rate_for_half_life_rejects_non_positive_or_non_numbers(bad):
         decay_rate_for_half_life(bad)
 
 
+def test_a_half_life_so_short_that_its_rate_underflows_to_zero_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"half_life_hours=1e-05 is too short.*rounds to 0"):
+        decay_rate_for_half_life(1e-5)  # 0.5 ** 100000 is below the smallest float
+    assert 0.0 < decay_rate_for_half_life(0.01) < 1e-30  # tiny, but still a rate
+
+
 @pytest.mark.parametrize("bad", [0.0, 1.5, -0.1])
 def test_half_life_hours_rejects_rates_outside_zero_to_one(bad):
     with pytest.raises(ValueError, match="decay_rate"):

@@ -147,3 +147,29 @@ def test_a_fact_is_never_matched_against_another_users_fact(embedder):
     with pytest.raises(ValueError, match="2 users"):
         likely_replaced(store, embedder.embed_one(OPENAI))
     assert len(store) == 2 and all(m.superseded_by is None for m in store)
+
+
+@pytest.mark.parametrize("text", ["", "   ", None, 42])
+def test_an_empty_or_non_text_fact_is_refused_before_anything_is_written(store, embedder, text):
+    with pytest.raises(ValueError, match="fact must be a non-empty string"):
+        remember_fact(store, text, embedder=embedder, now=NOW)
+    with pytest.raises(ValueError, match="fact must be a non-empty string"):
+        replace_fact(store, "m1", text, embedder, NOW)
+    assert len(store) == 3 and store.get("m1").superseded_by is None
+
+
+def test_a_replacement_that_cannot_be_linked_leaves_no_second_live_fact(
+    store, embedder, monkeypatch
+):
+    def refuse(old_id, new_id):
+        raise RuntimeError("the store file is locked")
+
+    monkeypatch.setattr(store, "supersede", refuse)
+    with pytest.raises(RuntimeError, match="locked"):
+        replace_fact(store, "m1", OPENAI, embedder, NOW)
+    assert [m.text for m in store] == [
+        GROQ,
+        "Eric likes dark mode in every editor",
+        store.get("m3").text,
+    ]
+    assert store.get("m1").superseded_by is None
