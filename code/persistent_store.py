@@ -203,6 +203,16 @@ class PersistentMemoryStore(MemoryStore):
         with self._undo_if_failed():
             memory = super().remove(memory_id)
             with self._transaction() as db:
+                citing = db.execute(  # another process may have linked to it meanwhile
+                    "SELECT id FROM memories WHERE user_id = ? AND superseded_by = ? ORDER BY seq",
+                    (self.user_id, memory_id),
+                ).fetchall()
+                if citing:
+                    raise ValueError(
+                        f"memory {memory_id!r} replaced {', '.join(repr(i) for (i,) in citing)} "
+                        f"in the file {self.path} (another process linked them); reopen the "
+                        "store to see the link, and keep it so their superseded_by stays valid"
+                    )
                 db.execute(
                     "DELETE FROM memories WHERE user_id = ? AND id = ?", (self.user_id, memory_id)
                 )
@@ -215,7 +225,13 @@ class PersistentMemoryStore(MemoryStore):
         before = old.superseded_by
         try:
             super().supersede(old_id, new_id)
-            with self._transaction():
+            with self._transaction() as db:
+                stored = "SELECT 1 FROM memories WHERE user_id = ? AND id = ?"
+                if db.execute(stored, (self.user_id, new_id)).fetchone() is None:
+                    raise ValueError(  # never write a link to a row that is not there
+                        f"memory {new_id!r} is no longer stored in {self.path} (removed by "
+                        "another process?); reopen the store to see its current memories"
+                    )
                 self._write(old, ("superseded_by",))
         except BaseException:
             old.superseded_by = before

@@ -532,3 +532,31 @@ def test_a_relative_path_keeps_working_after_the_working_folder_changes(tmp_path
     store.close()
     with open_store(tmp_path / "memories.sqlite3") as reopened:
         assert [m.id for m in reopened] == ["m1", "m2"]
+
+
+def test_removing_a_memory_another_store_linked_to_is_refused_and_the_file_stays_readable(path):
+    first = open_store(path)
+    first.add(memory("m1"))
+    first.add(memory("m2"))
+    second = open_store(path)  # sees m1 and m2, not yet linked
+    first.supersede("m1", "m2")  # m2 is now m1's replacement, in the file
+    with pytest.raises(ValueError, match="'m2' replaced 'm1'.*in the file"):
+        second.remove("m2")
+    assert "m2" in second
+    first.close(), second.close()
+    with open_store(path) as reopened:  # not "inconsistent": the link is intact
+        assert reopened.get("m1").superseded_by == "m2"
+
+
+def test_superseding_with_a_memory_another_store_removed_is_refused(path):
+    first = open_store(path)
+    first.add(memory("m1"))
+    first.add(memory("m2"))
+    second = open_store(path)
+    first.remove("m2")
+    with pytest.raises(ValueError, match="'m2' is no longer stored.*another process"):
+        second.supersede("m1", "m2")
+    assert second.get("m1").superseded_by is None
+    first.close(), second.close()
+    with open_store(path) as reopened:
+        assert [(m.id, m.superseded_by) for m in reopened] == [("m1", None)]
