@@ -62,6 +62,8 @@ def keep_reasons(
         keep_reasons(trivial_old_episode, now) -> []
         keep_reasons(fact, now) -> ['semantic: facts are superseded, not pruned']
     """
+    if not isinstance(memory, Memory):
+        raise TypeError(f"memory must be a Memory, got {type(memory).__name__}")
     now = as_timestamp(now, "now")
     days, below = check_thresholds(older_than_days, importance_below)
     reasons = []
@@ -88,7 +90,8 @@ def forgettable(
     importance_below: float = IMPORTANCE_BELOW,
 ) -> list[Memory]:
     """The memories prune would remove, in store order. Changes nothing (a dry run)."""
-    check_thresholds(older_than_days, importance_below)  # fail before looking at any memory
+    as_timestamp(now, "now")  # fail before looking at any memory, even in an empty store
+    check_thresholds(older_than_days, importance_below)
     check_one_user(store, "pruning")
     linked = frozenset(m.superseded_by for m in store if m.superseded_by is not None)
     return [

@@ -141,3 +141,13 @@ def test_a_store_mixing_two_users_is_refused_before_anything_is_removed():
     with pytest.raises(ValueError, match=r"2 users \('alice', 'bob'\)"):
         prune(store, NOW)
     assert len(store) == 2
+
+
+def test_a_bad_now_is_refused_even_when_there_is_nothing_to_prune():
+    with pytest.raises(TypeError, match="now must be epoch seconds"):
+        prune(MemoryStore(), "yesterday")
+
+
+def test_keep_reasons_needs_a_memory():
+    with pytest.raises(TypeError, match="memory must be a Memory, got str"):
+        keep_reasons("stale", NOW)
