@@ -60,7 +60,7 @@ def keep_reasons(
 
     `linked` holds the ids that some memory's superseded_by names (see forgettable).
         keep_reasons(trivial_old_episode, now) -> []
-        keep_reasons(fact, now) -> ['semantic: facts are superseded, not pruned']
+        keep_reasons(fact, now) -> ['semantic: facts and skills are superseded, not pruned']
     """
     if not isinstance(memory, Memory):
         raise TypeError(f"memory must be a Memory, got {type(memory).__name__}")
