@@ -103,7 +103,7 @@ def decay_rates(half_lives: dict[str, float] | None = None) -> dict[str, float]:
     missing = [k for k in KINDS if k not in table]
     if missing:
         raise ValueError(f"half_lives needs an entry for every kind; missing {missing}")
-    unknown = sorted(set(table) - set(KINDS))
+    unknown = sorted(set(table) - set(KINDS), key=repr)  # repr: keys of any type sort
     if unknown:
         raise ValueError(f"half_lives has unknown kind(s) {unknown}; kinds are {list(KINDS)}")
     return {kind: decay_rate_for_half_life(table[kind]) for kind in KINDS}

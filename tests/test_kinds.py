@@ -183,6 +183,11 @@ def test_retrieve_by_kind_rejects_a_bad_k(store, k):
         ({"weights": (1.0, -1.0, 1.0)}, ValueError, "recency weight"),
         ({"half_lives": {"episodic": 24.0}}, ValueError, "missing"),
         ({"half_lives": {**DEFAULT_HALF_LIVES, "dream": 1.0}}, ValueError, "unknown kind"),
+        (
+            {"half_lives": {**DEFAULT_HALF_LIVES, 1: 1.0, "x": 1.0}},
+            ValueError,
+            r"unknown kind\(s\) \['x', 1\]",
+        ),
         ({"half_lives": {**DEFAULT_HALF_LIVES, "semantic": 0}}, ValueError, "half_life_hours"),
     ],
 )
