@@ -334,6 +334,17 @@ def write_damaged(path):
     path.write_bytes(bytes(data))
 
 
+def write_missing_column(path):  # the right tables and version, an older layout of one
+    db = sqlite3.connect(path)
+    db.executescript(
+        """CREATE TABLE memories (seq INTEGER PRIMARY KEY, user_id TEXT, id TEXT, text TEXT);
+        CREATE TABLE users (user_id TEXT PRIMARY KEY, embedding_model TEXT, dimension INTEGER);
+        CREATE TABLE id_counters (user_id TEXT, prefix TEXT, last_number INTEGER);
+        PRAGMA user_version = 1;"""
+    )
+    db.close()
+
+
 def write_bad_row(path):
     with open_store(path) as store:
         store.add(memory("m1"))
@@ -354,9 +365,10 @@ def write_bad_row(path):
         ),
         (write_other_database, StoreFileError, "not a Memory Lab store .its tables: invoices"),
         (write_damaged, StoreFileError, "is damaged or not a database"),
+        (write_missing_column, StoreFileError, "memories table lacks the column.*kind"),
         (write_bad_row, StoreFileError, "id 'm1'.*kind must be one of"),
     ],
-    ids=["not-sqlite", "newer-schema", "other-database", "damaged", "bad-row"],
+    ids=["not-sqlite", "newer-schema", "other-database", "damaged", "missing-column", "bad-row"],
 )
 def test_a_file_that_is_not_a_usable_store_is_refused_and_left_untouched(
     path, make, error, message
