@@ -182,6 +182,8 @@ class PersistentMemoryStore(MemoryStore):
         with self._undo_if_failed():
             super().add(memory)
             with self._transaction() as db:
+                if memory.superseded_by is not None:
+                    self._check_stored(db, memory.superseded_by)
                 try:
                     db.execute(
                         "INSERT INTO memories (user_id, id, " + ", ".join(FIELDS) + ") "
@@ -226,12 +228,7 @@ class PersistentMemoryStore(MemoryStore):
         try:
             super().supersede(old_id, new_id)
             with self._transaction() as db:
-                stored = "SELECT 1 FROM memories WHERE user_id = ? AND id = ?"
-                if db.execute(stored, (self.user_id, new_id)).fetchone() is None:
-                    raise ValueError(  # never write a link to a row that is not there
-                        f"memory {new_id!r} is no longer stored in {self.path} (removed by "
-                        "another process?); reopen the store to see its current memories"
-                    )
+                self._check_stored(db, new_id)
                 self._write(old, ("superseded_by",))
         except BaseException:
             old.superseded_by = before
@@ -290,6 +287,15 @@ class PersistentMemoryStore(MemoryStore):
         self._saved[memory.id] = tuple(
             new[i] if name in names else old[i] for i, name in enumerate(FIELDS)
         )
+
+    def _check_stored(self, db: sqlite3.Connection, memory_id: str) -> None:
+        """Raise unless the file holds `memory_id`: never write a link to a missing row."""
+        stored = "SELECT 1 FROM memories WHERE user_id = ? AND id = ?"
+        if db.execute(stored, (self.user_id, memory_id)).fetchone() is None:
+            raise ValueError(
+                f"memory {memory_id!r} is no longer stored in {self.path} (removed by "
+                "another process?); reopen the store to see its current memories"
+            )
 
     def _claim_model(self, db: sqlite3.Connection) -> None:
         """Record this user's embedding model, or refuse if another process set another."""

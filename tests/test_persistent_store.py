@@ -572,3 +572,16 @@ def test_superseding_with_a_memory_another_store_removed_is_refused(path):
     first.close(), second.close()
     with open_store(path) as reopened:
         assert [(m.id, m.superseded_by) for m in reopened] == [("m1", None)]
+
+
+def test_adding_a_memory_superseded_by_one_another_store_removed_is_refused(path):
+    first = open_store(path)
+    first.add(memory("m1"))
+    second = open_store(path)
+    first.remove("m1")
+    with pytest.raises(ValueError, match="'m1' is no longer stored.*another process"):
+        second.add(memory("m2", superseded_by="m1"))
+    assert "m2" not in second
+    first.close(), second.close()
+    with open_store(path) as reopened:  # still opens: no row names a missing memory
+        assert len(reopened) == 0
