@@ -23,7 +23,7 @@ import re
 from typing import NamedTuple
 
 from embedding_helpers import Embedder, tokenize
-from memory_store import IMPORTANCE_RANGE, Memory, MemoryStore, check_importance
+from memory_store import IMPORTANCE_RANGE, Memory, MemoryStore, check_importance, check_kind
 from model_choice import ask, is_offline, resolve_chat_model
 
 LOW, HIGH = IMPORTANCE_RANGE  # 1, 10
@@ -171,6 +171,7 @@ def remember_rated(
 
     remember_rated(store, "I'm allergic to peanuts", embedder, now).importance -> 7
     """
+    check_kind(kind)  # before the model is asked: a refused write should cost no call
     rating = rate_importance(text, model, **model_kwargs)
     metadata = {"importance_source": rating.source, "importance_note": rating.note}
     return embedder.remember(

@@ -49,7 +49,7 @@ def likely_replaced(
     store: MemoryStore,
     embedding,
     min_similarity: float = DEFAULT_MIN_SIMILARITY,
-    exclude: tuple[str, ...] = (),
+    exclude: tuple[str, ...] | str = (),
 ) -> Memory | None:
     """The live fact most similar to `embedding`, if at least `min_similarity`, else None.
 
@@ -63,6 +63,8 @@ def likely_replaced(
     if not -1.0 <= threshold <= 1.0:
         raise ValueError(f"min_similarity must be a cosine in [-1, 1], got {min_similarity!r}")
     check_one_user(store, "finding the fact a new one replaces")  # never another user's fact
+    embedding = store.check_query(embedding)  # checked even when no fact is a candidate
+    exclude = {exclude} if isinstance(exclude, str) else set(exclude)  # "m10" is one id
     best, best_similarity = None, threshold
     for memory in store.live():
         if memory.kind not in FACT_KINDS or memory.id in exclude:

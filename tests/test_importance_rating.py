@@ -168,3 +168,23 @@ def test_no_reply_whatsoever_escapes_the_range(reply):
 @settings(max_examples=200, deadline=None)
 def test_the_heuristic_always_rates_in_range(text):
     assert 1 <= heuristic_importance(text).value <= 10
+
+
+def test_a_bad_kind_is_refused_before_the_model_is_asked(monkeypatch):
+    import importance_rating
+
+    def no_call(*args, **kwargs):
+        raise AssertionError("the model was asked before the arguments were checked")
+
+    monkeypatch.setattr(importance_rating, "ask", no_call)
+    store = MemoryStore()
+    with pytest.raises(ValueError, match="kind must be one of"):
+        remember_rated(
+            store,
+            "We signed the contract",
+            Embedder("memorylab/hashed-bow-384"),
+            NOW,
+            kind="dream",
+            model=REAL_MODEL,
+        )
+    assert len(store) == 0

@@ -173,3 +173,20 @@ def test_a_replacement_that_cannot_be_linked_leaves_no_second_live_fact(
         store.get("m3").text,
     ]
     assert store.get("m1").superseded_by is None
+
+
+def test_exclude_names_whole_ids_not_substrings(embedder):
+    store = MemoryStore()
+    embedder.remember(store, GROQ, kind="semantic", now=NOW)
+    query = embedder.embed_one(OPENAI)
+    assert likely_replaced(store, query, exclude=("m10",)).id == "m1"
+    assert likely_replaced(store, query, exclude="m10").id == "m1"  # one id, not "m", "1", "0"
+    assert likely_replaced(store, query, exclude="m1") is None
+
+
+@pytest.mark.parametrize(("embedding", "error"), [("abc", TypeError), ([1.0, 0.0], ValueError)])
+def test_a_bad_embedding_is_refused_even_with_no_candidate_fact(embedder, embedding, error):
+    store = MemoryStore()
+    embedder.remember(store, "debugged the default API timeout", kind="episodic", now=NOW)
+    with pytest.raises(error, match="query_embedding"):
+        likely_replaced(store, embedding)
