@@ -161,9 +161,10 @@ def open_for_writing(path: Path) -> sqlite3.Connection:
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.exists():
         open_read_only(path).close()
-    # isolation_level=None: no hidden transactions; every write uses an explicit BEGIN.
-    db = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None)
+    db = None
     try:
+        # isolation_level=None: no hidden transactions; every write uses an explicit BEGIN.
+        db = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None)
         _set_wal(db)  # readers never block the one writer
         db.execute("PRAGMA synchronous = FULL")  # a commit is on disk when it returns
         db.execute("BEGIN IMMEDIATE")
@@ -172,8 +173,16 @@ def open_for_writing(path: Path) -> sqlite3.Connection:
                 db.execute(statement)
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")  # part of the transaction
         db.execute("COMMIT")
+    except sqlite3.OperationalError as exc:  # a read-only file or folder, a lock never freed
+        if db is not None:
+            db.close()  # its open transaction, if any, is rolled back: nothing was written
+        raise StoreFileError(
+            f"{path} cannot be written (SQLite says: {exc}). It was left untouched: check that "
+            "the file and its folder are writable and that no other program keeps it locked."
+        ) from None
     except BaseException:
-        db.close()
+        if db is not None:
+            db.close()
         raise
     return db
 

@@ -585,3 +585,35 @@ def test_adding_a_memory_superseded_by_one_another_store_removed_is_refused(path
     first.close(), second.close()
     with open_store(path) as reopened:  # still opens: no row names a missing memory
         assert len(reopened) == 0
+
+
+def test_a_file_that_cannot_be_written_is_refused_by_name_and_left_untouched(path, monkeypatch):
+    import store_file
+
+    with open_store(path) as store:
+        store.add(memory("m1"))
+    before = sha256(path)
+
+    def read_only(db):
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+
+    monkeypatch.setattr(store_file, "_set_wal", read_only)  # as SQLite answers a read-only file
+    with pytest.raises(StoreFileError, match="cannot be written.*readonly.*writable"):
+        open_store(path)
+    assert sha256(path) == before
+
+
+@pytest.mark.skipif(
+    os.name != "posix" or os.geteuid() == 0, reason="needs POSIX permissions, not root"
+)
+def test_a_store_in_a_read_only_folder_is_refused_by_name(tmp_path):
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    with open_store(folder / "memories.sqlite3") as store:
+        store.add(memory("m1"))
+    folder.chmod(0o555)
+    try:
+        with pytest.raises(StoreFileError, match="cannot be written"):
+            open_store(folder / "memories.sqlite3")
+    finally:
+        folder.chmod(0o755)
