@@ -17,8 +17,10 @@ average reaches `min_similarity`, or starts a new cluster. It is deterministic a
 easy to follow, not optimal. The summary comes from a chat model through litellm when
 one is configured; offline, a deterministic summariser quotes the most typical episode.
 
-Deliberately left out: scheduling (run it nightly, say) and per-user scoping (a
-MemoryStore here holds one user's memories).
+A cluster never mixes users: in a store holding several users' memories, each user's
+episodes are clustered apart, and each fact belongs to the user whose episodes it sums up.
+
+Deliberately left out: scheduling (run it nightly, say).
 """
 
 from __future__ import annotations
@@ -64,6 +66,8 @@ def find_clusters(
 
     find_clusters(store) -> [[Memory(id='m1', ...), ..., Memory(id='m5', ...)]]  (five leaks)
     """
+    if not isinstance(store, MemoryStore):
+        raise TypeError(f"store must be a MemoryStore, got {type(store).__name__}")
     min_size = _check_size(min_size)
     threshold = as_number(min_similarity, "min_similarity")
     if not -1.0 <= threshold <= 1.0:
@@ -94,6 +98,7 @@ def offline_summary(memories: list[Memory]) -> str:
     The typical episode is the one most similar on average to the others (ties: earliest).
         -> "Recurring (5 episodes, 2026-03-01 to 2026-03-20): debugged the pool leak again"
     """
+    memories = list(memories)
     if not memories:
         raise ValueError("cannot summarise an empty cluster")
 
@@ -158,24 +163,47 @@ def consolidate(
     Returns:
         one Consolidation per cluster. The fact has metadata["evidence"] = the episode
         ids, and every episode has superseded_by = the fact's id.
+    Every summary is written (every model call made) before the store changes, and a
+    cluster is archived all or nothing: a failure leaves no fact and no dangling link.
     """
     now = as_timestamp(now, "now")
     importance = check_importance(importance)
+    clusters = find_clusters(store, min_size, min_similarity)
+    summaries = [summarise_cluster(cluster, model, **model_kwargs) for cluster in clusters]
     results = []
-    for cluster in find_clusters(store, min_size, min_similarity):
-        text, source = summarise_cluster(cluster, model, **model_kwargs)
-        fact = None
-        if not dry_run:
-            evidence = [m.id for m in cluster]
-            metadata = {"evidence": evidence, "consolidated": len(evidence), "source": source}
-            fact = embedder.remember(
-                store, text, kind="semantic", importance=importance, now=now, metadata=metadata
-            )
-            fact.user_id = cluster[0].user_id  # the fact belongs to whoever lived the episodes
-            for m in cluster:
-                store.supersede(m.id, fact.id)  # archived: kept as evidence, never recalled
+    for cluster, (text, source) in zip(clusters, summaries):
+        fact = (
+            None if dry_run else _archive(store, embedder, cluster, text, source, importance, now)
+        )
         results.append(Consolidation(text, cluster, fact, source))
     return results
+
+
+def _archive(store, embedder, cluster, text, source, importance, now) -> Memory:
+    """Write the fact for `cluster` and supersede its episodes with it; undo all if one fails."""
+    evidence = [m.id for m in cluster]
+    fact = embedder.remember(
+        store,
+        text,
+        kind="semantic",
+        importance=importance,
+        now=now,
+        metadata={"evidence": evidence, "consolidated": len(evidence), "source": source},
+        user_id=cluster[0].user_id,  # the fact belongs to whoever lived the episodes
+    )
+    archived = []
+    try:
+        for m in cluster:
+            store.supersede(m.id, fact.id)  # archived: kept as evidence, never recalled
+            archived.append(m)
+    except BaseException:
+        for m in archived:
+            m.superseded_by = None  # live again
+        if hasattr(store, "save"):  # a PersistentMemoryStore: unlink them in the file first,
+            store.save()  # so that no stored episode names the fact removed next
+        store.remove(fact.id)
+        raise
+    return fact
 
 
 def _check_size(min_size) -> int:

@@ -20,8 +20,10 @@ GPT-style tokenizers); pass `count=` to use a real tokenizer instead. The summar
 offline and deterministic; with a real chat model (`model=`) the model writes it, and
 the offline one is used whenever the model's version would not fit.
 
-Deliberately left out: shortening individual memories, the rest of the prompt (system
-text, conversation): the budget here is for the memory block alone, and per-user scoping.
+recall_within_budget refuses a store that mixes users' memories (see kinds.py).
+
+Deliberately left out: shortening individual memories, and the rest of the prompt (system
+text, conversation): the budget here is for the memory block alone.
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ def overflow_summary(memories: list[Memory]) -> str:
     -> "2 more memories did not fit (m4, m7); they mention: pool, leak, billing;
         written 2026-03-01 to 2026-03-20."
     """
+    memories = _check_memories(memories)
     if not memories:
         raise ValueError("there is nothing to summarise: no memory overflowed")
     words = Counter(
@@ -89,8 +92,10 @@ def overflow_summary(memories: list[Memory]) -> str:
 def render_with_summary(included: list[Memory], summary: str | None, now) -> str:
     """The memory block of `included`, plus the summary as a last item of kind 'summary'."""
     now = as_timestamp(now, "now")
-    items = [memory_item(memory, now) for memory in included]
+    items = [memory_item(memory, now) for memory in _check_memories(included)]
     if summary is not None:
+        if not isinstance(summary, str):
+            raise TypeError(f"summary must be a string or None, got {type(summary).__name__}")
         items.append({"id": "overflow", "kind": "summary", "text": summary})
     return render_items(items)
 
@@ -121,16 +126,20 @@ def fit_to_budget(
     if budget_tokens < 1:
         raise ValueError(f"budget_tokens must be an integer >= 1, got {budget_tokens!r}")
     now = as_timestamp(now, "now")
-    memories = list(memories)
+    memories = _check_memories(memories)
+    if not callable(count):
+        raise TypeError(f"count must be a function text -> tokens, got {count!r}")
+    if model is not None and (not isinstance(model, str) or not model):
+        raise ValueError(f"model must be a non-empty string or None, got {model!r}")
     for keep in range(len(memories), -1, -1):  # the most memories first
         included, rest = memories[:keep], memories[keep:]
         summary = overflow_summary(rest) if rest else None
         block = render_with_summary(included, summary, now)
-        if count(block) <= budget_tokens:
+        if _tokens(count, block) <= budget_tokens:
             break
     else:
         summary = overflow_summary(memories) if memories else None
-        smallest = count(render_with_summary([], summary, now))
+        smallest = _tokens(count, render_with_summary([], summary, now))
         raise ValueError(
             f"budget_tokens={budget_tokens} is too small: the smallest possible block "
             f"needs {smallest} tokens; raise the budget"
@@ -139,9 +148,9 @@ def fit_to_budget(
     if rest and model is not None and not is_offline(model):
         written = _model_summary(rest, *resolve_chat_model(model, **model_kwargs))
         candidate = render_with_summary(included, written, now) if written else None
-        if candidate is not None and count(candidate) <= budget_tokens:
+        if candidate is not None and _tokens(count, candidate) <= budget_tokens:
             summary, block, source = written, candidate, "model"
-    return BudgetedContext(included, rest, summary, block, count(block), source)
+    return BudgetedContext(included, rest, summary, block, _tokens(count, block), source)
 
 
 def recall_within_budget(
@@ -169,6 +178,27 @@ def recall_within_budget(
     for memory in context.included:
         memory.last_accessed = now  # recalled: recency restarts here
     return context
+
+
+def _tokens(count: Callable[[str], int], text: str) -> int:
+    """count(text), checked: a NaN or a string would make every budget comparison wrong."""
+    tokens = count(text)
+    if isinstance(tokens, bool) or not isinstance(tokens, numbers.Integral) or tokens < 0:
+        raise ValueError(f"count(text) must return a whole number of tokens >= 0, got {tokens!r}")
+    return int(tokens)
+
+
+def _check_memories(memories) -> list[Memory]:
+    """`memories` as a list, each checked to be a Memory (the error names the first that is not)."""
+    if isinstance(memories, (str, bytes, dict)) or not hasattr(memories, "__iter__"):
+        raise TypeError(
+            f"memories must be a list of Memory objects, best first; got {type(memories).__name__}"
+        )
+    memories = list(memories)
+    for i, memory in enumerate(memories):
+        if not isinstance(memory, Memory):
+            raise TypeError(f"memories[{i}] must be a Memory, got {type(memory).__name__}")
+    return memories
 
 
 def _model_summary(memories: list[Memory], model: str, kwargs: dict) -> str | None:

@@ -18,8 +18,10 @@ questions) that carry a decision or a preference cue ("decided", "prefer", "alwa
     facts = distill_episode(episode)          # offline, or the configured chat model
     remember_distilled(store, embedder, episode, now)   # stored as semantic memories
 
-Deliberately left out: scheduling the pass (nightly, say), merging a distilled fact
-with an existing one (see superseding.py), and per-user scoping.
+Facts are written for the store's user (see Embedder.remember).
+
+Deliberately left out: scheduling the pass (nightly, say), and merging a distilled fact
+with an existing one (see superseding.py).
 """
 
 from __future__ import annotations
@@ -82,6 +84,10 @@ def parse_facts(reply, max_facts: int = MAX_FACTS) -> list[Fact]:
     except ValueError as exc:
         raise DistillationError(
             f"the model's reply is not valid JSON ({exc}): {shown!r}; expected {EXPECTED_SHAPE}"
+        ) from None
+    except RecursionError:  # json's parser recurses once per bracket
+        raise DistillationError(
+            f"the model's reply is nested too deeply to parse: {shown!r}; expected {EXPECTED_SHAPE}"
         ) from None
     if not isinstance(data, list):
         raise DistillationError(

@@ -17,13 +17,16 @@ forgets deliberately. A memory is forgettable only when all of these hold:
     gone = prune(store, now)            # [Memory(...), ...]: removed, yours to archive
     keep_reasons(store.get("m4"), now)  # ['recalled since it was written']
 
-Deliberately left out: scheduling, archiving to disk, and per-user scoping (a
-MemoryStore here holds one user's memories).
+A store holding several users' memories is refused: pruning is one user's business.
+
+Deliberately left out: scheduling, archiving to disk, and choosing a user inside a
+shared store (open one user's store instead).
 """
 
 from __future__ import annotations
 
 from memory_store import IMPORTANCE_RANGE, Memory, MemoryStore, as_number, as_timestamp
+from persistent_store import check_one_user
 
 SECONDS_PER_DAY = 86_400.0
 OLDER_THAN_DAYS = 180.0
@@ -57,8 +60,10 @@ def keep_reasons(
 
     `linked` holds the ids that some memory's superseded_by names (see forgettable).
         keep_reasons(trivial_old_episode, now) -> []
-        keep_reasons(fact, now) -> ['semantic: facts are superseded, not pruned']
+        keep_reasons(fact, now) -> ['semantic: facts and skills are superseded, not pruned']
     """
+    if not isinstance(memory, Memory):
+        raise TypeError(f"memory must be a Memory, got {type(memory).__name__}")
     now = as_timestamp(now, "now")
     days, below = check_thresholds(older_than_days, importance_below)
     reasons = []
@@ -85,9 +90,9 @@ def forgettable(
     importance_below: float = IMPORTANCE_BELOW,
 ) -> list[Memory]:
     """The memories prune would remove, in store order. Changes nothing (a dry run)."""
-    if not isinstance(store, MemoryStore):
-        raise TypeError(f"store must be a MemoryStore, got {type(store).__name__}")
-    check_thresholds(older_than_days, importance_below)  # fail before looking at any memory
+    as_timestamp(now, "now")  # fail before looking at any memory, even in an empty store
+    check_thresholds(older_than_days, importance_below)
+    check_one_user(store, "pruning")
     linked = frozenset(m.superseded_by for m in store if m.superseded_by is not None)
     return [
         m

@@ -23,7 +23,7 @@ import re
 from typing import NamedTuple
 
 from embedding_helpers import Embedder, tokenize
-from memory_store import IMPORTANCE_RANGE, Memory, MemoryStore, check_importance
+from memory_store import IMPORTANCE_RANGE, Memory, MemoryStore, check_importance, check_kind
 from model_choice import ask, is_offline, resolve_chat_model
 
 LOW, HIGH = IMPORTANCE_RANGE  # 1, 10
@@ -55,7 +55,13 @@ CUES: dict[str, int] = {
 _CUE_STEMS = {tokenize(word)[0]: weight for word, weight in CUES.items()}
 
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")  # as embedding_helpers splits words
-_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
+_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")  # 7, 6.5, .5, 1e5
+# The scale itself, when a reply repeats it ("on a scale of 1 to 10, a 7", "3 out of 10"):
+# removed before looking for the rating, so that its 1 is not read as the answer.
+_SCALE = re.compile(
+    r"\b(?:1|one)\s*(?:to|-|\u2013|\u2014)\s*(?:10|ten)\b|(?:/|\bout\s+of)\s*(?:10|ten)\b",
+    re.IGNORECASE,
+)
 _NUMBER_WORDS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
     "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
@@ -75,13 +81,15 @@ def parse_rating(reply, default: float = 5) -> Rating:
 
     parse_rating("7")             -> Rating(7, "model", "read 7")
     parse_rating("Rating: 12")    -> Rating(10, "model", "read 12 from ...: clamped to 10")
+    parse_rating("On a scale of 1 to 10, a 7") -> Rating(7, "model", ...)  (not the scale's 1)
     parse_rating("very!")         -> Rating(5, "default", "no number in 'very!': used 5")
     """
     default = check_importance(default)
     text = reply.strip() if isinstance(reply, str) else ""
     shown = repr(text[:60]) if text else "an empty reply"
-    match = _NUMBER.search(text)
-    number_words = [w for w in re.findall(r"[a-z]+", text.lower()) if w in _NUMBER_WORDS]
+    answer = _SCALE.sub(" ", text)  # "1 to 10", "/10", "out of 10" are not the rating
+    match = _NUMBER.search(answer)
+    number_words = [w for w in re.findall(r"[a-z]+", answer.lower()) if w in _NUMBER_WORDS]
     if match:
         number, token = float(match.group()), match.group()
     elif number_words:
@@ -163,6 +171,7 @@ def remember_rated(
 
     remember_rated(store, "I'm allergic to peanuts", embedder, now).importance -> 7
     """
+    check_kind(kind)  # before the model is asked: a refused write should cost no call
     rating = rate_importance(text, model, **model_kwargs)
     metadata = {"importance_source": rating.source, "importance_note": rating.note}
     return embedder.remember(

@@ -15,7 +15,10 @@ memories skipped, ties kept in store order, only the returned memories touched),
 that each memory's recency decays at the rate of its own kind instead of one rate for all.
 Recency is still measured from last_accessed, so recalling an episode keeps it warm.
 
-Deliberately left out: per-user scoping (a MemoryStore here holds one user's memories)
+A store holding several users' memories is refused (persistent_store.check_one_user):
+recall must never put one user's memory into another user's prompt.
+
+Deliberately left out: choosing a user inside a shared store (open one user's store),
 and tuning the half-lives, which belongs on an evaluation set, not in code.
 
     >>> round(half_life_hours(0.995), 1)
@@ -31,6 +34,7 @@ from __future__ import annotations
 import math
 
 from memory_store import KINDS, Memory, MemoryStore, as_number, as_timestamp, check_k, check_kind
+from persistent_store import check_one_user
 from retriever import ScoredMemory
 from scoring import (
     check_weights,
@@ -60,7 +64,13 @@ def decay_rate_for_half_life(half_life_hours: float) -> float:
     hours = as_number(half_life_hours, "half_life_hours")
     if not hours > 0:
         raise ValueError(f"half_life_hours must be positive (or math.inf), got {half_life_hours!r}")
-    return 0.5 ** (1.0 / hours)
+    rate = 0.5 ** (1.0 / hours)
+    if rate == 0.0:  # subtle: below ~0.00093 hours the rate underflows, and 0 is no rate
+        raise ValueError(
+            f"half_life_hours={half_life_hours!r} is too short: its hourly decay rate "
+            "0.5 ** (1 / half_life_hours) rounds to 0; use at least 0.001 hours"
+        )
+    return rate
 
 
 def half_life_hours(decay_rate: float) -> float:
@@ -93,7 +103,7 @@ def decay_rates(half_lives: dict[str, float] | None = None) -> dict[str, float]:
     missing = [k for k in KINDS if k not in table]
     if missing:
         raise ValueError(f"half_lives needs an entry for every kind; missing {missing}")
-    unknown = sorted(set(table) - set(KINDS))
+    unknown = sorted(set(table) - set(KINDS), key=repr)  # repr: keys of any type sort
     if unknown:
         raise ValueError(f"half_lives has unknown kind(s) {unknown}; kinds are {list(KINDS)}")
     return {kind: decay_rate_for_half_life(table[kind]) for kind in KINDS}
@@ -112,7 +122,7 @@ def rank_by_kind(
     """Like retriever.rank_memories, but each kind decays at its own half-life.
 
     Inputs:
-        store: a one-user MemoryStore.
+        store: a one-user MemoryStore (a store mixing users raises ValueError).
         query_embedding: the query's vector, same model and length as the memories'.
         now: epoch seconds or datetime.
         weights: (w_relevance, w_recency, w_importance).
@@ -159,6 +169,5 @@ def retrieve_by_kind(
 
 
 def _checked(store, query_embedding, now, weights):
-    if not isinstance(store, MemoryStore):
-        raise TypeError(f"store must be a MemoryStore, got {type(store).__name__}")
+    check_one_user(store, "recall")  # never rank two people's memories into one prompt
     return store.check_query(query_embedding), as_timestamp(now, "now"), check_weights(weights)

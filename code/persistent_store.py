@@ -25,9 +25,11 @@ user is refused. list_users() tells which users a file holds.
 
 Safety: WAL journal, synchronous=FULL and a busy timeout, so a process killed mid-write
 loses no committed memory, and two processes can write one file (ids come from a counter
-in the file, so they never pick the same one). A file that is not SQLite, is damaged, or
-has a newer schema (PRAGMA user_version) is checked through a read-only connection and
-refused with StoreFileError before anything could write to it.
+in the file, so they never pick the same one). If the file is deleted or moved while a
+store has it open, the store refuses to write (SQLite would write to the vanished file
+and report success) and still holds its memories for export_jsonl. A file that is not
+SQLite, is damaged, or has a newer schema (PRAGMA user_version) is checked through a
+read-only connection and refused with StoreFileError before anything could write to it.
 
 Deliberately left out: a vector index (recall stays the retriever's loop over every
 memory), seeing another process's new memories without reopening, and schema migrations.
@@ -36,6 +38,7 @@ memory), seeing another process's new memories without reopening, and schema mig
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -58,9 +61,31 @@ __all__ = [
     "NewerSchemaError",
     "PersistentMemoryStore",
     "StoreFileError",
+    "check_one_user",
     "export_jsonl",
     "list_users",
 ]
+
+
+def check_one_user(store: MemoryStore, what: str) -> str | None:
+    """The one user whose memories `store` holds (None when empty); ValueError for a mix.
+
+    Recall, superseding, pruning and export work on one user's memories. A plain
+    MemoryStore can hold several users' memories, and handing such a store to them would
+    let one user's memory reach another's prompt, so they refuse it instead.
+        check_one_user(PersistentMemoryStore(path, "alice"), "recall") -> 'alice'
+    """
+    if not isinstance(store, MemoryStore):
+        raise TypeError(f"store must be a MemoryStore, got {type(store).__name__}")
+    users = sorted({memory.user_id for memory in store})
+    if len(users) > 1:
+        shown = ", ".join(map(repr, users[:5])) + (", ..." if len(users) > 5 else "")
+        raise ValueError(
+            f"{what} works on one user's memories, but this store holds memories of "
+            f"{len(users)} users ({shown}): give it one user's store, e.g. "
+            "PersistentMemoryStore(path, user_id=...)"
+        )
+    return users[0] if users else None
 
 
 class PersistentMemoryStore(MemoryStore):
@@ -87,6 +112,10 @@ class PersistentMemoryStore(MemoryStore):
         self.path, self.user_id = Path(path), user_id
         self._saved: dict[str, tuple] = {}  # id -> the FIELDS values the file holds
         self._db = open_for_writing(self.path)
+        # (device, inode) of the file, to notice it being deleted or replaced; the absolute
+        # path, so that a later os.chdir() is not mistaken for that
+        self._absolute = self.path.resolve()
+        self._file_id = _file_id(self._absolute)
         try:
             self._load(embedding_model)
         except BaseException:
@@ -153,6 +182,8 @@ class PersistentMemoryStore(MemoryStore):
         with self._undo_if_failed():
             super().add(memory)
             with self._transaction() as db:
+                if memory.superseded_by is not None:
+                    self._check_stored(db, memory.superseded_by)
                 try:
                     db.execute(
                         "INSERT INTO memories (user_id, id, " + ", ".join(FIELDS) + ") "
@@ -174,6 +205,16 @@ class PersistentMemoryStore(MemoryStore):
         with self._undo_if_failed():
             memory = super().remove(memory_id)
             with self._transaction() as db:
+                citing = db.execute(  # another process may have linked to it meanwhile
+                    "SELECT id FROM memories WHERE user_id = ? AND superseded_by = ? ORDER BY seq",
+                    (self.user_id, memory_id),
+                ).fetchall()
+                if citing:
+                    raise ValueError(
+                        f"memory {memory_id!r} replaced {', '.join(repr(i) for (i,) in citing)} "
+                        f"in the file {self.path} (another process linked them); reopen the "
+                        "store to see the link, and keep it so their superseded_by stays valid"
+                    )
                 db.execute(
                     "DELETE FROM memories WHERE user_id = ? AND id = ?", (self.user_id, memory_id)
                 )
@@ -186,7 +227,8 @@ class PersistentMemoryStore(MemoryStore):
         before = old.superseded_by
         try:
             super().supersede(old_id, new_id)
-            with self._transaction():
+            with self._transaction() as db:
+                self._check_stored(db, new_id)
                 self._write(old, ("superseded_by",))
         except BaseException:
             old.superseded_by = before
@@ -246,6 +288,15 @@ class PersistentMemoryStore(MemoryStore):
             new[i] if name in names else old[i] for i, name in enumerate(FIELDS)
         )
 
+    def _check_stored(self, db: sqlite3.Connection, memory_id: str) -> None:
+        """Raise unless the file holds `memory_id`: never write a link to a missing row."""
+        stored = "SELECT 1 FROM memories WHERE user_id = ? AND id = ?"
+        if db.execute(stored, (self.user_id, memory_id)).fetchone() is None:
+            raise ValueError(
+                f"memory {memory_id!r} is no longer stored in {self.path} (removed by "
+                "another process?); reopen the store to see its current memories"
+            )
+
     def _claim_model(self, db: sqlite3.Connection) -> None:
         """Record this user's embedding model, or refuse if another process set another."""
         stored = db.execute(
@@ -296,6 +347,15 @@ class PersistentMemoryStore(MemoryStore):
             raise ValueError(f"the store for {self.path} is closed: open it again")
         self._db.execute("BEGIN IMMEDIATE")  # take the write lock now, not halfway through
         try:
+            if _file_id(self._absolute) != self._file_id:
+                # subtle: SQLite keeps writing to the open, unlinked file and reports success;
+                # every such "committed" memory would vanish when the store is closed.
+                raise StoreFileError(
+                    f"{self.path} was deleted, moved or replaced while this store was open, "
+                    "so nothing more is written to it (the change was not made). The memories "
+                    "this store holds are still here: save them with store.export_jsonl(...), "
+                    "then open the store again."
+                )
             yield self._db
             self._db.execute("COMMIT")
         except BaseException:
@@ -312,6 +372,15 @@ class PersistentMemoryStore(MemoryStore):
         except BaseException:
             self._memories, self.embedding_model, self.dimension = kept
             raise
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of the file at `path`, or None if there is none: its identity."""
+    try:
+        status = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return status.st_dev, status.st_ino
 
 
 # --- the file as a whole -------------------------------------------------------------------
@@ -332,7 +401,9 @@ def export_jsonl(store: MemoryStore, target) -> int:
 
     Give it a one-user store (PersistentMemoryStore(path, user_id)) to export one user.
     The embedding is included, so Memory.from_dict(json.loads(line)) restores a memory.
+    A store holding several users' memories is refused before any file is opened.
     """
+    check_one_user(store, "export")
     if isinstance(target, (str, Path)):
         with open(target, "w", encoding="utf-8") as file:
             return export_jsonl(store, file)

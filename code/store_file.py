@@ -57,11 +57,16 @@ CREATE TABLE IF NOT EXISTS id_counters (         -- the last number handed out b
     PRIMARY KEY (user_id, prefix)
 );
 """
-TABLES = {"memories", "users", "id_counters"}
 FIELDS = (  # the Memory fields kept in columns of the same name
     "text", "kind", "created_at", "last_accessed", "importance", "embedding",
     "embedding_model", "superseded_by", "metadata",
 )  # fmt: skip
+COLUMNS = {  # what each table must have for this code to read and write it
+    "memories": {"seq", "user_id", "id", *FIELDS},
+    "users": {"user_id", "embedding_model", "dimension"},
+    "id_counters": {"user_id", "prefix", "last_number"},
+}
+TABLES = set(COLUMNS)
 
 
 class StoreFileError(RuntimeError):
@@ -110,6 +115,15 @@ def open_read_only(path: Path) -> sqlite3.Connection:
                 f"{path} is a SQLite database but not a Memory Lab store (its tables: "
                 f"{', '.join(sorted(tables)) or 'none'}). It was left untouched: use another file."
             )
+        for table in sorted(COLUMNS) if version > 0 else ():
+            have = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+            missing = COLUMNS[table] - have
+            if missing:
+                raise StoreFileError(
+                    f"{path} is not a store this code can use: its {table} table lacks the "
+                    f"column(s) {', '.join(sorted(missing))}. It was left untouched: use "
+                    "another file."
+                )
         problem = db.execute("PRAGMA quick_check").fetchone()[0]
         if problem != "ok":
             raise sqlite3.DatabaseError(problem)
@@ -147,9 +161,10 @@ def open_for_writing(path: Path) -> sqlite3.Connection:
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.exists():
         open_read_only(path).close()
-    # isolation_level=None: no hidden transactions; every write uses an explicit BEGIN.
-    db = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None)
+    db = None
     try:
+        # isolation_level=None: no hidden transactions; every write uses an explicit BEGIN.
+        db = sqlite3.connect(path, timeout=BUSY_TIMEOUT, isolation_level=None)
         _set_wal(db)  # readers never block the one writer
         db.execute("PRAGMA synchronous = FULL")  # a commit is on disk when it returns
         db.execute("BEGIN IMMEDIATE")
@@ -158,8 +173,16 @@ def open_for_writing(path: Path) -> sqlite3.Connection:
                 db.execute(statement)
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")  # part of the transaction
         db.execute("COMMIT")
+    except sqlite3.OperationalError as exc:  # a read-only file or folder, a lock never freed
+        if db is not None:
+            db.close()  # its open transaction, if any, is rolled back: nothing was written
+        raise StoreFileError(
+            f"{path} cannot be written (SQLite says: {exc}). It was left untouched: check that "
+            "the file and its folder are writable and that no other program keeps it locked."
+        ) from None
     except BaseException:
-        db.close()
+        if db is not None:
+            db.close()
         raise
     return db
 

@@ -18,8 +18,11 @@ similar whether they agree or not. Similarity cannot tell a contradiction from a
 repetition, so the threshold is a judgement call that depends on the embedding model
 (0.6 suits the offline bag of words); pass `replaces=` explicitly when you know.
 
+A store holding several users' memories is refused: one user's new fact must never
+supersede another user's.
+
 Deliberately left out: asking a model whether two facts really contradict, and
-per-user scoping (a MemoryStore here holds one user's memories).
+choosing a user inside a shared store (open one user's store instead).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import NamedTuple
 
 from embedding_helpers import Embedder
 from memory_store import Memory, MemoryStore, as_number
+from persistent_store import check_one_user
 from scoring import relevance_score
 
 FACT_KINDS = ("semantic", "procedural")  # statements that can stop being true
@@ -45,7 +49,7 @@ def likely_replaced(
     store: MemoryStore,
     embedding,
     min_similarity: float = DEFAULT_MIN_SIMILARITY,
-    exclude: tuple[str, ...] = (),
+    exclude: tuple[str, ...] | str = (),
 ) -> Memory | None:
     """The live fact most similar to `embedding`, if at least `min_similarity`, else None.
 
@@ -58,6 +62,9 @@ def likely_replaced(
     threshold = as_number(min_similarity, "min_similarity")
     if not -1.0 <= threshold <= 1.0:
         raise ValueError(f"min_similarity must be a cosine in [-1, 1], got {min_similarity!r}")
+    check_one_user(store, "finding the fact a new one replaces")  # never another user's fact
+    embedding = store.check_query(embedding)  # checked even when no fact is a candidate
+    exclude = {exclude} if isinstance(exclude, str) else set(exclude)  # "m10" is one id
     best, best_similarity = None, threshold
     for memory in store.live():
         if memory.kind not in FACT_KINDS or memory.id in exclude:
@@ -86,6 +93,7 @@ def replace_fact(
         replace_fact(store, "m1", "Eric now prefers OpenAI for the default API",
                      embedder, now).id -> 'm2'    (and store.get('m1').superseded_by == 'm2')
     """
+    _check_fact_text(text)
     old = store.get(old_id)
     if old.kind not in FACT_KINDS:
         raise ValueError(
@@ -105,9 +113,13 @@ def replace_fact(
         importance=old.importance if importance is None else importance,
         now=now,
         metadata={**(metadata or {}), "replaces": old_id},
+        user_id=old.user_id,  # a fact's new version belongs to the same person
     )
-    new.user_id = old.user_id  # a fact's new version belongs to the same person
-    store.supersede(old_id, new.id)
+    try:
+        store.supersede(old_id, new.id)
+    except BaseException:
+        store.remove(new.id)  # all or nothing: never two live versions of one fact
+        raise
     return new
 
 
@@ -130,6 +142,7 @@ def remember_fact(
     Returns:
         FactUpdate(memory=the new memory, replaced=the superseded one or None).
     """
+    _check_fact_text(text)
     if replaces == "auto":
         found = likely_replaced(store, embedder.query(store, text), min_similarity)
         replaces = None if found is None else found.id
@@ -171,3 +184,8 @@ def fact_history(store: MemoryStore, memory_id: str) -> list[Memory]:
                 versions.append(memory)
                 frontier.append(memory.id)
     return sorted(versions, key=lambda m: (m is current, m.created_at, order[m.id]))
+
+
+def _check_fact_text(text) -> None:
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"a fact must be a non-empty string, got {text!r}")

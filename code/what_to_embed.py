@@ -17,13 +17,16 @@ step up (distillation.py).
 
 A turn is a dict: {"role": "user" | "assistant" | "tool", "content": str, "time": seconds}.
 
+Memories are written for the store's user (see Embedder.remember).
+
 Deliberately left out: detecting a change of subject inside a conversation (a model
-could), and per-user scoping (a MemoryStore here holds one user's memories).
+could).
 """
 
 from __future__ import annotations
 
 import json
+import numbers
 import re
 
 from embedding_helpers import Embedder
@@ -39,6 +42,7 @@ ACK_WORDS = frozenset(
 FILLER_WORDS = frozenset(
     "you so very much a lot there all the and again too good that s is it this me".split()
 )
+ROLES = ("user", "assistant", "tool", "system")
 MAX_GAP_MINUTES = 30.0  # a longer pause starts a new episode
 MAX_TURNS = 20  # and so does a very long run of turns
 
@@ -50,6 +54,8 @@ def skip_reason(text: str, role: str = "user") -> str | None:
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a string, got {type(text).__name__}: {text!r}")
+    if not isinstance(role, str) or role not in ROLES:
+        raise ValueError(f"unknown role {role!r}: a turn's role is one of {', '.join(ROLES)}")
     stripped = text.strip()
     if not stripped:
         return "empty"
@@ -93,7 +99,7 @@ def group_episodes(
     gap = as_number(max_gap_minutes, "max_gap_minutes")
     if gap <= 0:
         raise ValueError(f"max_gap_minutes must be > 0, got {max_gap_minutes!r}")
-    if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
+    if isinstance(max_turns, bool) or not isinstance(max_turns, numbers.Integral) or max_turns < 1:
         raise ValueError(f"max_turns must be an integer >= 1, got {max_turns!r}")
     episodes: list[list[dict]] = []
     previous = None
@@ -153,6 +159,8 @@ def _is_json(text: str) -> bool:
         json.loads(text)
     except ValueError:
         return False
+    except RecursionError:  # brackets nested thousands deep: machine output, not a person
+        return True
     return True
 
 
@@ -165,8 +173,10 @@ def check_turns(turns, need_time: bool) -> list[dict]:
         if not isinstance(turn, dict) or not isinstance(turn.get("content"), str):
             raise ValueError(f"turns[{i}] must be a dict with a 'content' string, got {turn!r}")
         role = turn.get("role", "user")
-        if role not in ("user", "assistant", "tool", "system"):
-            raise ValueError(f"turns[{i}] has an unknown role {role!r}")
+        if not isinstance(role, str) or role not in ROLES:
+            raise ValueError(
+                f"turns[{i}] has an unknown role {role!r}; roles are {', '.join(ROLES)}"
+            )
         turn = {**turn, "role": role}
         if need_time:
             if "time" not in turn:

@@ -200,3 +200,87 @@ def test_the_fact_belongs_to_the_user_whose_episodes_it_sums_up(embedder):
         memory.user_id = "alice"
     (result,) = consolidate(store, embedder, NOW)
     assert result.fact.user_id == "alice"
+
+
+BACKUP = [
+    "the weekly backup of the NAS failed",
+    "weekly backup of the NAS failed again",
+    "reran the failed weekly NAS backup",
+    "the NAS weekly backup failed overnight",
+    "weekly backup failed: the NAS disk is full",
+]
+
+
+def test_a_failure_while_archiving_leaves_every_episode_live_and_no_fact(embedder, monkeypatch):
+    store = make_store(embedder, POOL_LEAK)
+    before = [(m.id, m.superseded_by) for m in store]
+    real_supersede, calls = store.supersede, []
+
+    def flaky_supersede(old_id, new_id):
+        calls.append(old_id)
+        if len(calls) == 3:
+            raise RuntimeError("the store file is locked")
+        real_supersede(old_id, new_id)
+
+    monkeypatch.setattr(store, "supersede", flaky_supersede)
+    with pytest.raises(RuntimeError, match="locked"):
+        consolidate(store, embedder, NOW)
+    assert [(m.id, m.superseded_by) for m in store] == before  # no fact, no dangling link
+
+
+def test_every_summary_is_written_before_any_store_change(embedder, monkeypatch):
+    import consolidation
+
+    store = make_store(embedder, POOL_LEAK, extra=BACKUP)
+    assert len(find_clusters(store)) == 2
+    before = [(m.id, m.superseded_by) for m in store]
+    real, calls = consolidation.summarise_cluster, []
+
+    def interrupted(memories, *args, **kwargs):
+        calls.append(memories)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # Ctrl-C while the model writes the second summary
+        return real(memories, *args, **kwargs)
+
+    monkeypatch.setattr(consolidation, "summarise_cluster", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        consolidate(store, embedder, NOW)
+    assert [(m.id, m.superseded_by) for m in store] == before
+
+
+@pytest.mark.parametrize("bad", [[], None, "store"])
+def test_find_clusters_needs_a_store(bad):
+    with pytest.raises(TypeError, match="store must be a MemoryStore"):
+        find_clusters(bad)
+
+
+def test_offline_summary_takes_any_iterable_of_memories(embedder):
+    store = make_store(embedder, POOL_LEAK, extra=[])
+    assert offline_summary(iter(store)) == offline_summary(list(store))
+    with pytest.raises(ValueError, match="empty cluster"):
+        offline_summary(iter([]))
+
+
+def test_a_failed_archive_in_a_store_file_leaves_a_file_that_reopens_unchanged(
+    embedder, monkeypatch, tmp_path
+):
+    from persistent_store import PersistentMemoryStore
+
+    path = tmp_path / "memories.sqlite3"
+    with PersistentMemoryStore(path, "eric") as store:
+        for i, text in enumerate(POOL_LEAK):
+            embedder.remember(store, text, importance=4, now=NOW - (30 - i) * DAY)
+        real_supersede, calls = store.supersede, []
+
+        def flaky_supersede(old_id, new_id):
+            calls.append(old_id)
+            if len(calls) == 4:
+                raise RuntimeError("the store file is locked")
+            real_supersede(old_id, new_id)
+
+        monkeypatch.setattr(store, "supersede", flaky_supersede)
+        with pytest.raises(RuntimeError, match="locked"):
+            consolidate(store, embedder, NOW)
+        # read by another process before this one closes (or dies): no link to a missing fact
+        with PersistentMemoryStore(path, "eric") as other:
+            assert [(m.text, m.superseded_by) for m in other] == [(t, None) for t in POOL_LEAK]

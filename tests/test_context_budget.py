@@ -145,3 +145,48 @@ def test_recall_within_budget_refreshes_only_the_memories_shown():
 def test_recall_within_budget_rejects_a_bad_k(k):
     with pytest.raises(ValueError, match="k must be an integer"):
         recall_within_budget(MemoryStore(), [1.0], NOW, budget_tokens=100, k=k)
+
+
+def test_recall_within_budget_refuses_a_store_of_two_users_and_touches_nothing():
+    store = MemoryStore()
+    embedder = Embedder("memorylab/hashed-bow-384")
+    embedder.remember(store, "Alice has a cat", now=NOW - DAY, user_id="alice")
+    embedder.remember(store, "Bob decided the default API is Groq", now=NOW - DAY, user_id="bob")
+    query = embedder.query(store, "which default API?")
+    with pytest.raises(ValueError, match="2 users"):
+        recall_within_budget(store, query, NOW, budget_tokens=500)
+    assert all(m.last_accessed == NOW - DAY for m in store)
+
+
+@pytest.mark.parametrize(
+    ("count", "pattern"),
+    [
+        (lambda text: float("nan"), "count.* must return a whole number of tokens >= 0"),
+        (lambda text: "12", "count.* must return a whole number of tokens >= 0"),
+        (lambda text: -1, "count.* must return a whole number of tokens >= 0"),
+        (lambda text: 2.5, "count.* must return a whole number of tokens >= 0"),
+        (None, "count must be a function"),
+    ],
+    ids=["nan", "text", "negative", "fraction", "none"],
+)
+def test_a_token_counter_that_returns_no_token_count_is_refused(memories, count, pattern):
+    with pytest.raises((ValueError, TypeError), match=pattern):
+        fit_to_budget(memories, 100, NOW, count=count)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "pattern"),
+    [
+        ({"memories": "m1 m2"}, TypeError, "memories must be a list of Memory"),
+        ({"memories": [object()]}, TypeError, r"memories\[0\] must be a Memory"),
+        ({"model": 5}, ValueError, "model must be a non-empty string"),
+        ({"model": ""}, ValueError, "model must be a non-empty string"),
+    ],
+    ids=["text", "not-a-memory", "model-number", "model-empty"],
+)
+def test_bad_memories_or_model_are_named_even_when_everything_fits(
+    memories, kwargs, error, pattern
+):
+    call = {"memories": memories, **kwargs}
+    with pytest.raises(error, match=pattern):
+        fit_to_budget(call.pop("memories"), 10_000, NOW, **call)

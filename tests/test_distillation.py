@@ -166,3 +166,8 @@ def test_a_question_is_never_distilled_into_a_fact():
         f"On {DAY_TEXT} the user said: We will use HNSW."
     ]
     assert offline_distill(episode[:1]) == []  # only a question: nothing to keep
+
+
+def test_a_reply_nested_too_deeply_to_parse_is_a_distillation_error():
+    with pytest.raises(DistillationError, match="nested too deeply"):
+        parse_facts("[" * 100_000 + "]" * 100_000)

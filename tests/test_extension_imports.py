@@ -20,6 +20,8 @@ EXTENSIONS = (
     "distillation",
     "context_budget",
     "model_choice",
+    "persistent_store",
+    "store_file",
 )
 
 

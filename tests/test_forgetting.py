@@ -130,3 +130,24 @@ def test_bad_thresholds_are_refused_before_anything_is_removed(store, kwargs, er
 def test_prune_refuses_something_that_is_not_a_store():
     with pytest.raises(TypeError, match="MemoryStore"):
         prune([], NOW)
+
+
+def test_a_store_mixing_two_users_is_refused_before_anything_is_removed():
+    store = MemoryStore()
+    for memory_id, user in (("a1", "alice"), ("b1", "bob")):
+        memory = make(memory_id, days_ago=400, importance=1)
+        memory.user_id = user
+        store.add(memory)
+    with pytest.raises(ValueError, match=r"2 users \('alice', 'bob'\)"):
+        prune(store, NOW)
+    assert len(store) == 2
+
+
+def test_a_bad_now_is_refused_even_when_there_is_nothing_to_prune():
+    with pytest.raises(TypeError, match="now must be epoch seconds"):
+        prune(MemoryStore(), "yesterday")
+
+
+def test_keep_reasons_needs_a_memory():
+    with pytest.raises(TypeError, match="memory must be a Memory, got str"):
+        keep_reasons("stale", NOW)

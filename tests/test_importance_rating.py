@@ -39,6 +39,13 @@ REAL_MODEL = "openai/gpt-4o-mini"  # never called: litellm's mock_response answe
         ("", 5, "default"),
         (None, 5, "default"),
         ("NaN", 5, "default"),
+        ("On a scale of 1 to 10, I'd rate this a 7.", 7, "model"),  # not the scale's 1
+        ("Rating (1-10): 9", 9, "model"),
+        ("On a scale of one to ten: seven", 7, "model"),
+        ("I'd give it 3 out of 10", 3, "model"),
+        ("10/10", 10, "model"),
+        (".5", 1, "model"),  # a half, not a five
+        ("1e5", 10, "model"),  # a hundred thousand, not a one
     ],
 )
 def test_any_reply_becomes_an_importance_in_range(reply, value, source):
@@ -161,3 +168,23 @@ def test_no_reply_whatsoever_escapes_the_range(reply):
 @settings(max_examples=200, deadline=None)
 def test_the_heuristic_always_rates_in_range(text):
     assert 1 <= heuristic_importance(text).value <= 10
+
+
+def test_a_bad_kind_is_refused_before_the_model_is_asked(monkeypatch):
+    import importance_rating
+
+    def no_call(*args, **kwargs):
+        raise AssertionError("the model was asked before the arguments were checked")
+
+    monkeypatch.setattr(importance_rating, "ask", no_call)
+    store = MemoryStore()
+    with pytest.raises(ValueError, match="kind must be one of"):
+        remember_rated(
+            store,
+            "We signed the contract",
+            Embedder("memorylab/hashed-bow-384"),
+            NOW,
+            kind="dream",
+            model=REAL_MODEL,
+        )
+    assert len(store) == 0

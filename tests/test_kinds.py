@@ -56,6 +56,12 @@ def test_decay_rate_for_half_life_rejects_non_positive_or_non_numbers(bad):
         decay_rate_for_half_life(bad)
 
 
+def test_a_half_life_so_short_that_its_rate_underflows_to_zero_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"half_life_hours=1e-05 is too short.*rounds to 0"):
+        decay_rate_for_half_life(1e-5)  # 0.5 ** 100000 is below the smallest float
+    assert 0.0 < decay_rate_for_half_life(0.01) < 1e-30  # tiny, but still a rate
+
+
 @pytest.mark.parametrize("bad", [0.0, 1.5, -0.1])
 def test_half_life_hours_rejects_rates_outside_zero_to_one(bad):
     with pytest.raises(ValueError, match="decay_rate"):
@@ -177,6 +183,11 @@ def test_retrieve_by_kind_rejects_a_bad_k(store, k):
         ({"weights": (1.0, -1.0, 1.0)}, ValueError, "recency weight"),
         ({"half_lives": {"episodic": 24.0}}, ValueError, "missing"),
         ({"half_lives": {**DEFAULT_HALF_LIVES, "dream": 1.0}}, ValueError, "unknown kind"),
+        (
+            {"half_lives": {**DEFAULT_HALF_LIVES, 1: 1.0, "x": 1.0}},
+            ValueError,
+            r"unknown kind\(s\) \['x', 1\]",
+        ),
         ({"half_lives": {**DEFAULT_HALF_LIVES, "semantic": 0}}, ValueError, "half_life_hours"),
     ],
 )
@@ -189,3 +200,21 @@ def test_rank_by_kind_names_the_bad_argument(store, args, error, pattern):
 def test_rank_by_kind_refuses_something_that_is_not_a_store():
     with pytest.raises(TypeError, match="MemoryStore"):
         rank_by_kind([], [1.0], NOW)
+
+
+def mixed_store():
+    store = MemoryStore()
+    for memory_id, user in (("a1", "alice"), ("b1", "bob")):
+        memory = make(memory_id, "semantic", hours_ago=1)
+        memory.user_id = user
+        store.add(memory)
+    return store
+
+
+@pytest.mark.parametrize("ranker", [rank_by_kind, retrieve_by_kind])
+def test_a_store_mixing_two_users_is_refused_so_no_memory_reaches_another_users_prompt(ranker):
+    store = mixed_store()
+    before = {m.id: m.last_accessed for m in store}
+    with pytest.raises(ValueError, match=r"2 users \('alice', 'bob'\).*one user's store"):
+        ranker(store, [1.0, 0.0], NOW)
+    assert {m.id: m.last_accessed for m in store} == before  # nothing touched

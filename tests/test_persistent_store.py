@@ -334,6 +334,17 @@ def write_damaged(path):
     path.write_bytes(bytes(data))
 
 
+def write_missing_column(path):  # the right tables and version, an older layout of one
+    db = sqlite3.connect(path)
+    db.executescript(
+        """CREATE TABLE memories (seq INTEGER PRIMARY KEY, user_id TEXT, id TEXT, text TEXT);
+        CREATE TABLE users (user_id TEXT PRIMARY KEY, embedding_model TEXT, dimension INTEGER);
+        CREATE TABLE id_counters (user_id TEXT, prefix TEXT, last_number INTEGER);
+        PRAGMA user_version = 1;"""
+    )
+    db.close()
+
+
 def write_bad_row(path):
     with open_store(path) as store:
         store.add(memory("m1"))
@@ -354,9 +365,10 @@ def write_bad_row(path):
         ),
         (write_other_database, StoreFileError, "not a Memory Lab store .its tables: invoices"),
         (write_damaged, StoreFileError, "is damaged or not a database"),
+        (write_missing_column, StoreFileError, "memories table lacks the column.*kind"),
         (write_bad_row, StoreFileError, "id 'm1'.*kind must be one of"),
     ],
-    ids=["not-sqlite", "newer-schema", "other-database", "damaged", "bad-row"],
+    ids=["not-sqlite", "newer-schema", "other-database", "damaged", "missing-column", "bad-row"],
 )
 def test_a_file_that_is_not_a_usable_store_is_refused_and_left_untouched(
     path, make, error, message
@@ -488,3 +500,120 @@ def test_two_writer_processes_lose_nothing(path, users):
             texts += [m.text for m in store]
     expected = [f"{name} note {i}" for name in ("first", "second") for i in range(60)]
     assert sorted(texts) == sorted(expected)
+
+
+def test_export_refuses_a_store_of_two_users_and_writes_no_file(tmp_path):
+    store = MemoryStore()
+    store.add(memory("m1", user_id="alice"))
+    store.add(memory("m2", user_id="bob"))
+    target = tmp_path / "everyone.jsonl"
+    with pytest.raises(ValueError, match=r"2 users \('alice', 'bob'\)"):
+        export_jsonl(store, target)
+    assert not target.exists()
+
+
+@pytest.mark.parametrize("how", ["deleted", "moved"])
+def test_a_store_whose_file_was_deleted_or_moved_refuses_to_write_instead_of_losing_it(
+    path, tmp_path, how
+):
+    store = open_store(path)
+    store.add(memory("m1"))
+    if how == "deleted":
+        path.unlink()
+    else:
+        path.rename(tmp_path / "elsewhere.sqlite3")
+    with pytest.raises(
+        StoreFileError, match="deleted, moved or replaced while this store was open"
+    ):
+        store.add(memory("m2"))
+    assert [m.id for m in store] == ["m1"]  # the refused memory is not kept in memory either
+    store.get("m1").last_accessed = NOW
+    with pytest.raises(StoreFileError, match="export_jsonl"):
+        store.save()
+    with pytest.raises(StoreFileError):
+        store.close()  # close() saves: the unsaved touch is reported, not dropped silently
+    assert store.export_jsonl(tmp_path / "rescued.jsonl") == 1  # what it holds can be rescued
+
+
+def test_a_relative_path_keeps_working_after_the_working_folder_changes(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    store = open_store(Path("memories.sqlite3"))
+    store.add(memory("m1"))
+    monkeypatch.chdir(tmp_path.parent)
+    store.add(memory("m2"))  # the same file, not "deleted or moved"
+    store.close()
+    with open_store(tmp_path / "memories.sqlite3") as reopened:
+        assert [m.id for m in reopened] == ["m1", "m2"]
+
+
+def test_removing_a_memory_another_store_linked_to_is_refused_and_the_file_stays_readable(path):
+    first = open_store(path)
+    first.add(memory("m1"))
+    first.add(memory("m2"))
+    second = open_store(path)  # sees m1 and m2, not yet linked
+    first.supersede("m1", "m2")  # m2 is now m1's replacement, in the file
+    with pytest.raises(ValueError, match="'m2' replaced 'm1'.*in the file"):
+        second.remove("m2")
+    assert "m2" in second
+    first.close(), second.close()
+    with open_store(path) as reopened:  # not "inconsistent": the link is intact
+        assert reopened.get("m1").superseded_by == "m2"
+
+
+def test_superseding_with_a_memory_another_store_removed_is_refused(path):
+    first = open_store(path)
+    first.add(memory("m1"))
+    first.add(memory("m2"))
+    second = open_store(path)
+    first.remove("m2")
+    with pytest.raises(ValueError, match="'m2' is no longer stored.*another process"):
+        second.supersede("m1", "m2")
+    assert second.get("m1").superseded_by is None
+    first.close(), second.close()
+    with open_store(path) as reopened:
+        assert [(m.id, m.superseded_by) for m in reopened] == [("m1", None)]
+
+
+def test_adding_a_memory_superseded_by_one_another_store_removed_is_refused(path):
+    first = open_store(path)
+    first.add(memory("m1"))
+    second = open_store(path)
+    first.remove("m1")
+    with pytest.raises(ValueError, match="'m1' is no longer stored.*another process"):
+        second.add(memory("m2", superseded_by="m1"))
+    assert "m2" not in second
+    first.close(), second.close()
+    with open_store(path) as reopened:  # still opens: no row names a missing memory
+        assert len(reopened) == 0
+
+
+def test_a_file_that_cannot_be_written_is_refused_by_name_and_left_untouched(path, monkeypatch):
+    import store_file
+
+    with open_store(path) as store:
+        store.add(memory("m1"))
+    before = sha256(path)
+
+    def read_only(db):
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+
+    monkeypatch.setattr(store_file, "_set_wal", read_only)  # as SQLite answers a read-only file
+    with pytest.raises(StoreFileError, match="cannot be written.*readonly.*writable"):
+        open_store(path)
+    assert sha256(path) == before
+
+
+@pytest.mark.skipif(
+    os.name != "posix" or os.geteuid() == 0, reason="needs POSIX permissions, not root"
+)
+def test_a_store_in_a_read_only_folder_is_refused_by_name(tmp_path):
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    with open_store(folder / "memories.sqlite3") as store:
+        store.add(memory("m1"))
+    folder.chmod(0o555)
+    try:
+        with pytest.raises(StoreFileError, match="cannot be written"):
+            open_store(folder / "memories.sqlite3")
+    finally:
+        folder.chmod(0o755)

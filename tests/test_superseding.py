@@ -136,3 +136,57 @@ def test_a_hand_made_cycle_is_reported_not_followed_forever():
 def test_the_new_version_belongs_to_the_old_facts_user(store, embedder):
     store.get("m1").user_id = "eric"
     assert replace_fact(store, "m1", OPENAI, embedder, NOW).user_id == "eric"
+
+
+def test_a_fact_is_never_matched_against_another_users_fact(embedder):
+    store = MemoryStore()
+    embedder.remember(store, GROQ, kind="semantic", now=NOW, user_id="bob")
+    embedder.remember(store, "Alice likes dark mode", kind="semantic", now=NOW, user_id="alice")
+    with pytest.raises(ValueError, match=r"2 users \('alice', 'bob'\)"):
+        remember_fact(store, OPENAI, embedder=embedder, now=NOW)
+    with pytest.raises(ValueError, match="2 users"):
+        likely_replaced(store, embedder.embed_one(OPENAI))
+    assert len(store) == 2 and all(m.superseded_by is None for m in store)
+
+
+@pytest.mark.parametrize("text", ["", "   ", None, 42])
+def test_an_empty_or_non_text_fact_is_refused_before_anything_is_written(store, embedder, text):
+    with pytest.raises(ValueError, match="fact must be a non-empty string"):
+        remember_fact(store, text, embedder=embedder, now=NOW)
+    with pytest.raises(ValueError, match="fact must be a non-empty string"):
+        replace_fact(store, "m1", text, embedder, NOW)
+    assert len(store) == 3 and store.get("m1").superseded_by is None
+
+
+def test_a_replacement_that_cannot_be_linked_leaves_no_second_live_fact(
+    store, embedder, monkeypatch
+):
+    def refuse(old_id, new_id):
+        raise RuntimeError("the store file is locked")
+
+    monkeypatch.setattr(store, "supersede", refuse)
+    with pytest.raises(RuntimeError, match="locked"):
+        replace_fact(store, "m1", OPENAI, embedder, NOW)
+    assert [m.text for m in store] == [
+        GROQ,
+        "Eric likes dark mode in every editor",
+        store.get("m3").text,
+    ]
+    assert store.get("m1").superseded_by is None
+
+
+def test_exclude_names_whole_ids_not_substrings(embedder):
+    store = MemoryStore()
+    embedder.remember(store, GROQ, kind="semantic", now=NOW)
+    query = embedder.embed_one(OPENAI)
+    assert likely_replaced(store, query, exclude=("m10",)).id == "m1"
+    assert likely_replaced(store, query, exclude="m10").id == "m1"  # one id, not "m", "1", "0"
+    assert likely_replaced(store, query, exclude="m1") is None
+
+
+@pytest.mark.parametrize(("embedding", "error"), [("abc", TypeError), ([1.0, 0.0], ValueError)])
+def test_a_bad_embedding_is_refused_even_with_no_candidate_fact(embedder, embedding, error):
+    store = MemoryStore()
+    embedder.remember(store, "debugged the default API timeout", kind="episodic", now=NOW)
+    with pytest.raises(error, match="query_embedding"):
+        likely_replaced(store, embedding)

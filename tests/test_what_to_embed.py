@@ -171,3 +171,20 @@ def test_any_text_gets_a_known_reason_or_none(text):
         "greeting",
         "acknowledgement",
     )
+
+
+def test_deeply_nested_brackets_are_machine_output_not_a_crash():
+    for text in ("[" * 100_000 + "]" * 100_000, "[" * 100_000, '{"a":' * 50_000):
+        assert skip_reason(text) == "tool output (JSON)"  # no person types that
+
+
+def test_max_turns_may_be_any_integer_type():
+    import numpy as np
+
+    assert [len(e) for e in group_episodes(turns_at(*range(7)), max_turns=np.int64(3))] == [3, 3, 1]
+
+
+@pytest.mark.parametrize("role", ["robot", None, ["user"]])
+def test_skip_reason_refuses_an_unknown_role(role):
+    with pytest.raises(ValueError, match="unknown role"):
+        skip_reason("I prefer Groq for the default API", role=role)
