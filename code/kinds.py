@@ -35,14 +35,8 @@ import math
 
 from memory_store import KINDS, Memory, MemoryStore, as_number, as_timestamp, check_k, check_kind
 from persistent_store import check_one_user
-from retriever import ScoredMemory
-from scoring import (
-    check_weights,
-    importance_score,
-    recency_score,
-    relevance_score,
-    retrieval_score,
-)
+from retriever import ScoredMemory, rank_memories
+from scoring import check_weights
 
 HOURS_PER_DAY = 24.0
 
@@ -137,15 +131,15 @@ def rank_by_kind(
     """
     query_embedding, now, weights = _checked(store, query_embedding, now, weights)
     rates = decay_rates(half_lives)
-    rows = []
-    for memory in store:
-        if memory.superseded_by is not None:
-            continue  # a replaced fact is wrong, not weak: never recalled
-        rel = relevance_score(query_embedding, memory.embedding)
-        rec = recency_score(now, memory.last_accessed, decay_rate=rates[memory.kind])
-        imp = importance_score(memory.importance)
-        rows.append(ScoredMemory(memory, rel, rec, imp, retrieval_score(rel, rec, imp, weights)))
-    return sorted(rows, key=lambda row: row.score, reverse=True)  # stable: ties in store order
+    # retriever.rank_memories scores with one rate: run it once per distinct rate (facts
+    # and skills share 1.0) and keep each memory's row from the pass with its kind's rate.
+    rows = {}
+    for rate in set(rates.values()):
+        for row in rank_memories(store, query_embedding, now, weights=weights, decay_rate=rate):
+            if rates[row.memory.kind] == rate:
+                rows[row.memory.id] = row
+    in_store_order = [rows[memory.id] for memory in store if memory.id in rows]
+    return sorted(in_store_order, key=lambda row: row.score, reverse=True)  # ties: store order
 
 
 def retrieve_by_kind(
@@ -161,11 +155,14 @@ def retrieve_by_kind(
     retrieve_by_kind(store, query, now, k=3) -> [Memory, ...] (at most k, best first)
     """
     k = check_k(k)
-    top = rank_by_kind(store, query_embedding, now, weights=weights, half_lives=half_lives)[:k]
+    recalled = [
+        row.memory
+        for row in rank_by_kind(store, query_embedding, now, weights=weights, half_lives=half_lives)
+    ][:k]
     now = as_timestamp(now, "now")
-    for row in top:
-        row.memory.last_accessed = now  # recalled: its recency restarts here
-    return [row.memory for row in top]
+    for memory in recalled:
+        memory.last_accessed = now  # recalled: its recency restarts here
+    return recalled
 
 
 def _checked(store, query_embedding, now, weights):

@@ -8,9 +8,7 @@ float32 keeps about 7 digits, so two memories whose scores differ further down c
 swap places. The fix is a bound, not more precision: a fast score is never further
 than `error_bound` from the exact one, so only memories whose fast score is within
 twice that of the k-th best can belong to the exact top k (`within_bound`). Those few
-are rescored exactly; `reference_cosine` does the relevance part with the reference's
-own arithmetic at about a quarter of relevance_score's cost (it skips re-validating
-2 x D floats and takes the query's norm once).
+are rescored exactly, by the learner's own scoring functions.
 
     scores = fast_scores(sims, last_accessed, importance_tenths, now, weights, 0.995)
     rows = within_bound(scores, k=10, bound=error_bound(384, weights))  # >= 10 rows
@@ -22,7 +20,6 @@ approximate nearest-neighbour search, which gives up exactness.
 from __future__ import annotations
 
 import math
-import operator
 
 import numpy as np
 
@@ -94,13 +91,12 @@ def within_bound(scores: np.ndarray, k: int, bound: float) -> np.ndarray | None:
 class Query:
     """A validated query: its floats (for exact rescoring) and its float32 unit vector."""
 
-    __slots__ = ("norm", "unit", "values")
+    __slots__ = ("unit", "values")
 
     def __init__(self, values: tuple[float, ...]) -> None:
         array = np.asarray(values, dtype=np.float64)  # (D,)
         check_magnitudes(array, "query_embedding")
         self.values = values
-        self.norm = reference_norm(values)
         self.unit = unit_rows(array[None, :])[0]  # (D,) float32, so matrix @ unit stays float32
 
     @classmethod
@@ -117,28 +113,6 @@ class Query:
             return cls(tuple(q))  # fast path: already finite floats
         values = as_vector(q, "query_embedding")  # checks everything, with clear errors
         return cls(values)
-
-
-def reference_cosine(query, query_norm: float, embedding) -> float:
-    """relevance_score's arithmetic step by step, without re-validating 2 x D floats.
-
-    The same products summed in the same order give the same float64, to the last bit
-    (tests compare it with scoring.relevance_score). ~20 us instead of ~85 us at D = 384.
-    """
-    dot = sum(map(operator.mul, query, embedding))
-    memory_norm = reference_norm(embedding)
-    if query_norm == 0.0 or memory_norm == 0.0:
-        return 0.0  # a zero vector points nowhere
-    return max(-1.0, min(1.0, dot / (query_norm * memory_norm)))
-
-
-def reference_norm(values) -> float:
-    """The length of a vector as relevance_score computes it, to the last bit.
-
-    subtle: math.sqrt, not x ** 0.5, which is not always correctly rounded and can be
-    one unit in the last place away: reference_norm((3.0, 4.0)) -> 5.0
-    """
-    return math.sqrt(sum(map(operator.mul, values, values)))
 
 
 def unit_rows(block: np.ndarray) -> np.ndarray:

@@ -42,7 +42,6 @@ from matrix_scoring import (
     error_bound,
     fast_scores,
     magnitudes_ok,
-    reference_cosine,
     unit_rows,
     within_bound,
 )
@@ -53,6 +52,7 @@ from scoring import (
     check_weights,
     importance_score,
     recency_score,
+    relevance_score,
     retrieval_score,
 )
 
@@ -300,7 +300,7 @@ class MemoryIndex:
         band = np.flatnonzero((sims >= cth - bound) & (sims <= cth + bound))
         if len(sure) + len(band) > c:  # the band holds more than the places left: order it
             exact = [
-                reference_cosine(query.values, query.norm, self._check_row(row).embedding)
+                relevance_score(query.values, self._check_row(row).embedding)
                 for row in band.tolist()
             ]
             order = sorted(range(len(band)), key=lambda i: (-exact[i], self._pos[band[i]]))
@@ -314,7 +314,7 @@ class MemoryIndex:
         scored = []
         for row in rows.tolist():
             m = self._check_row(row)
-            rel = reference_cosine(query.values, query.norm, m.embedding)
+            rel = relevance_score(query.values, m.embedding)
             rec = recency_score(now, m.last_accessed, decay_rate=decay_rate)
             imp = importance_score(m.importance)
             scored.append(ScoredMemory(m, rel, rec, imp, retrieval_score(rel, rec, imp, weights)))

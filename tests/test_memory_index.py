@@ -7,15 +7,13 @@ from functools import partial
 
 import numpy as np
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import DAY, HOUR, NOW
-from matrix_scoring import reference_cosine, reference_norm
 from memory_index import IndexOutOfStep, MemoryIndex
 from memory_store import Memory, MemoryStore
 from retriever import rank_memories, retrieve
-from scoring import relevance_score
 
 # Few distinct values, so that exact ties are common, plus near-ties that float32 cannot
 # tell apart: [1, 1e-7] and [1, 0] are the same vector in float32, not in float64.
@@ -187,22 +185,6 @@ def test_agreement_in_a_cluster_too_tight_for_float32_to_order(seed):
         expected = rank_memories(store, query, NOW)[:10]
         assert as_rows(index.top_k(query, NOW, k=10)) == as_rows(expected)
         assert index.rescored > 10  # the bound did admit extra candidates
-
-
-@settings(max_examples=200, deadline=None)
-@given(
-    st.integers(min_value=1, max_value=6).flatmap(
-        lambda d: st.tuples(*[st.lists(st.floats(-1e3, 1e3), min_size=d, max_size=d)] * 2)
-    )
-)
-# sum ** 0.5 is one unit in the last place below math.sqrt(sum) for this query (with
-# glibc's pow): a norm taken that way made the cosine differ in its last bit.
-@example(([96.39598945178454, 98.89940990645505, 98.89940990645505, 450.41175542482824],
-          [0.0, 0.0, 0.0, 1.0]))  # fmt: skip
-def test_the_fast_cosine_is_relevance_score_to_the_last_bit(pair):
-    query, memory = (tuple(float(x) for x in v) for v in pair)
-    norm = reference_norm(query)  # what Query.norm holds
-    assert reference_cosine(query, norm, memory) == relevance_score(query, memory)
 
 
 def make_index(n=5, user="default"):
