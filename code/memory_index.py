@@ -265,10 +265,11 @@ class MemoryIndex:
         """
         rows = self.top_k(query_embedding, now, k, **options)
         now = as_timestamp(now, "now")
-        for row in rows:
-            row.memory.last_accessed = now  # recalled: recency restarts from here
-            self._last[self._rows[row.memory.id]] = row.memory.last_accessed
-        return [row.memory for row in rows]
+        recalled = [row.memory for row in rows]
+        for memory in recalled:
+            memory.last_accessed = now  # recalled: its recency restarts here
+            self._last[self._rows[memory.id]] = now
+        return recalled
 
     def _within_error_bound(self, sims, pool, now, weights, decay_rate, k):
         """Rows (of `pool`, or of all N) whose fast score may put them in the exact top k."""

@@ -1,0 +1,263 @@
+"""`python -m grading release`: the student edition and the nbgrader course.
+
+    dist/student/   what a learner receives: this repository's layout, the learner core
+                    as stubs, hidden checks removed, no outputs, no instructor material
+    dist/course/    an nbgrader course: source/lab/ (notebooks 01-04 with solutions and
+                    hidden checks, code/) and release/lab/ (what nbgrader hands out)
+
+The .py learner core is cleared with nbgrader's own ClearSolutions, the notebooks with
+`nbgrader generate_assignment`, so one set of markers serves both. The build ends by
+reading every file of both outputs; any surviving solution or hidden-check line, or a
+malformed marker anywhere, stops it with the file and line.
+
+Deliberately left out: publishing (copy dist/student/ to wherever learners fetch it).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import nbformat
+
+from grading.layout import (
+    ASSIGNMENT,
+    COURSE,
+    COURSE_ID,
+    GRADED,
+    INSTRUCTOR_ONLY,
+    JUNK,
+    LEARNER_FILES,
+    ROOT,
+    STUDENT,
+    is_listed,
+)
+from grading.markers import (
+    HIDDEN,
+    SOLUTION,
+    BuildError,
+    clear_solutions,
+    find_leaks,
+    regions,
+    secret_lines,
+)
+
+CELL_TIMEOUT = 20  # seconds one notebook cell may run when grading; a loop is cut there
+
+STUDENT_NBGRADER_CONFIG = '''\
+"""nbgrader settings: none are needed to work through the lab.
+
+JupyterLab's nbgrader extension looks for this file and complains when it is missing.
+"""
+
+c = get_config()  # noqa: F821 (nbgrader provides get_config)
+'''
+
+
+def course_config(cell_timeout: int = CELL_TIMEOUT) -> str:
+    """dist/course/nbgrader_config.py: how this course is graded (see the guide)."""
+    return f'''\
+"""nbgrader settings for the Memory Lab course (written by `python -m grading release`)."""
+
+import os
+
+c = get_config()  # noqa: F821 (nbgrader provides get_config)
+c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
+c.CourseDirectory.course_id = {COURSE_ID!r}
+
+# The learner's code is the graded work: never replace it with the instructor's copy.
+# Every other file (the checks included) is overwritten with the source version.
+c.Autograde.exclude_overwriting = {{{ASSIGNMENT!r}: {list(LEARNER_FILES)!r}}}
+
+# An infinite loop costs the cell it is in, not the batch.
+c.Execute.timeout = {cell_timeout}
+
+# A check cell restored from the source if it was deleted, not just if it was edited.
+c.OverwriteCells.add_missing_cells = True
+
+# A library warning on stderr must not zero a correct answer: only errors fail a cell.
+c.Autograde.autograde_preprocessors = [
+    "nbgrader.preprocessors.Execute",
+    "grading.preprocessors.StderrIsNotFailure",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+
+# Feedback shows what failed and the likely mistake, never the hidden checks' code.
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "grading.preprocessors.HideHiddenChecks",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+]
+'''
+
+
+def project_files(root: Path = ROOT) -> list[str]:
+    """The repository's files (relative, posix), without caches, environments or dist/."""
+    listed = None
+    if (root / ".git").exists() and shutil.which("git"):
+        result = subprocess.run(
+            ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+        )
+        if result.returncode == 0:
+            listed = result.stdout.splitlines()
+    if listed is None:  # not a git checkout (a downloaded archive): walk the folder
+        listed = [p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()]
+    return sorted(
+        name for name in set(listed) if (root / name).is_file() and not is_listed(name, JUNK)
+    )
+
+
+def nbgrader(
+    *args: str, cwd: Path, timeout: float | None = None, **popen
+) -> subprocess.CompletedProcess:
+    """Run `python -m nbgrader ARGS` in the course folder, with this package importable."""
+    return subprocess.run(
+        [sys.executable, "-m", "nbgrader", *args],
+        cwd=cwd,
+        env=grading_environment(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def grading_environment() -> dict[str, str]:
+    """The environment for nbgrader and its kernels: offline defaults, grading importable.
+
+    An instructor's own model settings (MEMORY_LAB_* or a .env) must not send learners'
+    work to a paid model: they are dropped, and MEMORY_LAB_DB keeps memories in RAM.
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_LAB_")}
+    env.update(MEMORY_LAB_ENV_FILE="", MEMORY_LAB_DB=":memory:", PYTHONDONTWRITEBYTECODE="1")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    # nbgrader runs the `alembic` script it installed: the environment's bin/ comes first,
+    # also when the venv was never activated.
+    scripts = str(Path(sys.executable).parent)
+    env["PATH"] = os.pathsep.join(filter(None, [scripts, env.get("PATH")]))
+    return env
+
+
+def _copy(source: Path, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(source, target)
+
+
+def _clear_notebook(path: Path) -> None:
+    """Outputs, execution counts and widget state removed, in place."""
+    notebook = nbformat.read(path, as_version=4)
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    notebook.metadata.pop("widgets", None)
+    nbformat.write(notebook, path)
+
+
+def check_markers(files: list[str], root: Path = ROOT) -> list[tuple[Path, str]]:
+    """Every file that holds markers, each checked; markers outside them are refused."""
+    holders = []
+    for name in files:
+        path = root / name
+        if name in LEARNER_FILES or name in {f"notebooks/{nb.name}.ipynb" for nb in GRADED}:
+            holders.append((path, name))
+            continue
+        if path.suffix not in (".py", ".ipynb") or is_listed(name, INSTRUCTOR_ONLY):
+            continue
+        texts = _sources(path) if path.suffix == ".ipynb" else [path.read_text()]
+        for text in texts:
+            for markers in (SOLUTION, HIDDEN):
+                if regions(text, name, markers):
+                    raise BuildError(
+                        f"{name}: holds {markers[0]} but is not graded; only "
+                        f"{', '.join(LEARNER_FILES)} and notebooks 01-04 may hold answers"
+                    )
+    for path, name in holders:
+        texts = list(_sources(path)) if path.suffix == ".ipynb" else [path.read_text()]
+        for text in texts:
+            regions(text, name, SOLUTION)
+            regions(text, name, HIDDEN)
+    return holders
+
+
+def _sources(path: Path) -> list[str]:
+    return [cell.source for cell in nbformat.read(path, as_version=4).cells]
+
+
+def build_course(files: list[str], cell_timeout: int, log: Callable[[str], None]) -> None:
+    """dist/course/: source/lab/ from this repository, then release/lab/ via nbgrader."""
+    if COURSE.exists():
+        shutil.rmtree(COURSE)
+    source = COURSE / "source" / ASSIGNMENT
+    for nb in GRADED:
+        _copy(ROOT / "notebooks" / f"{nb.name}.ipynb", source / f"{nb.name}.ipynb")
+        _clear_notebook(source / f"{nb.name}.ipynb")
+    for name in files:
+        if name.startswith("code/") and name.count("/") == 1:
+            _copy(ROOT / name, source / name)
+    (COURSE / "nbgrader_config.py").write_text(course_config(cell_timeout))
+    log("nbgrader generate_assignment: clearing solutions and hidden checks ...")
+    result = nbgrader("generate_assignment", ASSIGNMENT, "--force", cwd=COURSE)
+    if result.returncode != 0:
+        raise BuildError(f"nbgrader generate_assignment failed:\n{result.stdout}{result.stderr}")
+    # nbgrader copies files other than notebooks verbatim: the learner core still holds
+    # the solution at this point, so it is replaced with the cleared copy.
+    for name in LEARNER_FILES:
+        (COURSE / "release" / ASSIGNMENT / name).write_text(
+            clear_solutions((ROOT / name).read_text(), name)
+        )
+
+
+def build_student(files: list[str]) -> None:
+    """dist/student/: the repository as a learner receives it."""
+    if STUDENT.exists():
+        shutil.rmtree(STUDENT)
+    release = COURSE / "release" / ASSIGNMENT
+    graded = {f"notebooks/{nb.name}.ipynb": release / f"{nb.name}.ipynb" for nb in GRADED}
+    for name in files:
+        if is_listed(name, INSTRUCTOR_ONLY):
+            continue
+        target = STUDENT / name
+        if name in graded:
+            _copy(graded[name], target)
+        elif name in LEARNER_FILES:
+            _copy(release / name, target)
+        else:
+            _copy(ROOT / name, target)
+            if name.endswith(".ipynb"):
+                _clear_notebook(target)
+    (STUDENT / "nbgrader_config.py").write_text(STUDENT_NBGRADER_CONFIG)
+
+
+def release(cell_timeout: int = CELL_TIMEOUT, log: Callable[[str], None] = print) -> None:
+    """Build dist/course/ and dist/student/, then prove neither holds an answer."""
+    files = project_files()
+    holders = check_markers(files)
+    secrets = secret_lines(holders)
+    log(f"markers checked in {len(holders)} files; {len(secrets)} secret lines to hide")
+    build_course(files, cell_timeout, log)
+    build_student(files)
+    leaks = [
+        f"{tree.relative_to(ROOT).as_posix()}/{leak}"
+        for tree in (STUDENT, COURSE / "release")
+        for leak in find_leaks(tree, secrets)
+    ]
+    if leaks:
+        raise BuildError(
+            "solution or hidden-check text survived in what learners receive; nothing may "
+            "be published until it is gone:\n  " + "\n  ".join(leaks)
+        )
+    shipped = sum(1 for p in STUDENT.rglob("*") if p.is_file())
+    log(f"dist/student/: {shipped} files, learner core as stubs, no solution or hidden check")
+    log(f"dist/course/: source/{ASSIGNMENT}/ and release/{ASSIGNMENT}/ "
+        f"({len(GRADED)} graded notebooks)")  # fmt: skip

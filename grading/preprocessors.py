@@ -1,0 +1,77 @@
+"""Two nbgrader preprocessors this course adds (named in dist/course/nbgrader_config.py).
+
+StderrIsNotFailure (autograding, right after execution): nbgrader gives a grade cell
+zero when anything reached stderr, so a library's DeprecationWarning would cost a
+correct answer its points. In grade cells, stderr text is kept but moved to stdout,
+marked "[stderr]"; a failed check still fails, since it raises an error.
+
+HideHiddenChecks (feedback): nbgrader's HTML feedback shows the autograded notebook,
+hidden checks included. This removes their code and shortens a failure inside them to
+the likely mistake, without the case that failed or a traceback quoting the code.
+"""
+
+from __future__ import annotations
+
+import re
+
+from nbconvert.preprocessors import Preprocessor
+
+from grading.markers import HIDDEN
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+TEACHING_LINES = ("likely mistake:", "(fix it in")
+
+
+def _is_grade_cell(cell) -> bool:
+    return cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade", False)
+
+
+class StderrIsNotFailure(Preprocessor):
+    """In grade cells, stderr output becomes marked stdout: only errors fail a check."""
+
+    def preprocess_cell(self, cell, resources, index):
+        if _is_grade_cell(cell):
+            for output in cell.get("outputs", []):
+                if output.output_type == "stream" and output.name == "stderr":
+                    output.name = "stdout"
+                    output.text = "".join(
+                        f"[stderr] {line}" for line in output.text.splitlines(True)
+                    )
+        return cell, resources
+
+
+class HideHiddenChecks(Preprocessor):
+    """Hidden checks' code removed from feedback; their failures cut to the likely mistake."""
+
+    def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type != "code" or HIDDEN[0] not in cell.source:
+            return cell, resources
+        kept, hidden = [], False
+        for line in cell.source.splitlines():
+            if line.strip() == HIDDEN[0]:
+                hidden = True
+                kept.append(line[: len(line) - len(line.lstrip())] + "# (hidden checks)")
+            elif line.strip() == HIDDEN[1]:
+                hidden = False
+            elif not hidden:
+                kept.append(line)
+        cell.source = "\n".join(kept)
+        for output in cell.get("outputs", []):
+            if output.output_type == "error":
+                output.evalue = _shown(output.ename, output.evalue)
+                output.traceback = [f"{output.ename}: {output.evalue}"]
+        return cell, resources
+
+
+def _shown(ename: str, message: str) -> str:
+    """What feedback says about an error in a hidden check: never the case that failed.
+
+    A failed check (CheckFailed) is cut to its likely mistake and where to fix it; other
+    errors (a module that does not import, a stub) keep their first line, which names
+    the learner's file, not the check.
+    """
+    lines = [ln.strip() for ln in ANSI.sub("", message).splitlines() if ln.strip()]
+    if ename == "CheckFailed":
+        teaching = [ln for ln in lines if ln.startswith(TEACHING_LINES)]
+        return " ".join(["a hidden check failed.", *teaching])
+    return lines[0] if lines else ""
