@@ -71,9 +71,27 @@ def where(name: str) -> str:
 
 
 def learner_function(name: str) -> Callable:
-    """The learner's current `name`, looked up at call time so edits are picked up."""
-    module = importlib.import_module(MILESTONES[name].module)
-    return getattr(module, name)
+    """The learner's current `name`, looked up at call time so edits are picked up.
+
+    A file that does not import (a syntax error, a deleted file, a crash at import) is
+    reported as such, with the file to fix, instead of a traceback from importlib.
+    """
+    module_name = MILESTONES[name].module
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as error:  # whatever the file raised: the learner needs to know
+        raise CheckFailed(
+            f"code/{module_name}.py could not be imported, so {name} cannot be checked:\n"
+            f"  {type(error).__name__}: {error}\n"
+            f"  (fix it in {where(name)})"
+        ) from None
+    function = getattr(module, name, None)
+    if not callable(function):
+        raise CheckFailed(
+            f"code/{module_name}.py has no function {name}: keep its name and signature "
+            f"as given ({where(name)})"
+        )
+    return function
 
 
 def not_implemented(name: str) -> NotImplementedYet:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from nbconvert.preprocessors import Preprocessor
+from nbgrader.preprocessors import NbGraderPreprocessor
 
 from grading.markers import HIDDEN
 
@@ -26,7 +26,7 @@ def _is_grade_cell(cell) -> bool:
     return cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade", False)
 
 
-class StderrIsNotFailure(Preprocessor):
+class StderrIsNotFailure(NbGraderPreprocessor):
     """In grade cells, stderr output becomes marked stdout: only errors fail a check."""
 
     def preprocess_cell(self, cell, resources, index):
@@ -40,7 +40,7 @@ class StderrIsNotFailure(Preprocessor):
         return cell, resources
 
 
-class HideHiddenChecks(Preprocessor):
+class HideHiddenChecks(NbGraderPreprocessor):
     """Hidden checks' code removed from feedback; their failures cut to the likely mistake."""
 
     def preprocess_cell(self, cell, resources, index):
