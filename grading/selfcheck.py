@@ -15,14 +15,17 @@ import csv
 import html
 import re
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
+from xml.etree import ElementTree
 
 import nbformat
 
 from grading.autograde import Result, autograde
-from grading.editions import CELL_TIMEOUT, release
+from grading.editions import CELL_TIMEOUT, grading_environment, release
 from grading.layout import ASSIGNMENT, COURSE, GRADED, ROOT, STUDENT
 from grading.markers import HIDDEN, BuildError, regions
 from grading.mistakes import SUBMISSIONS, Submission
@@ -108,6 +111,51 @@ def check_csv(results: list[Result]) -> list[str]:
     return problems
 
 
+MILESTONE_TESTS = ("test_scoring.py", "test_retriever.py", "test_guiding_examples.py")
+
+
+def student_tests() -> list[str]:
+    """Run the student edition's own tests as a learner would, before writing any code.
+
+    Expected: only the milestone tests fail; every other test passes or is skipped as
+    waiting for the learner; notebook 00 runs clean and every other notebook stops at
+    the learner's first stub.
+    """
+    problems = []
+    with tempfile.TemporaryDirectory(prefix="memory-lab-student-tests-") as scratch:
+        report = Path(scratch) / "report.xml"
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs"]
+        command += ["--junitxml", str(report), "-o", "addopts="]
+        env = grading_environment()
+        env.pop("PYTHONPATH")  # the learner's repository alone, as on their machine
+        done = subprocess.run(command, cwd=STUDENT, env=env, capture_output=True, text=True)
+        tree = ElementTree.parse(report)
+    cases = list(tree.iter("testcase"))
+    failed = {c.get("classname", "") + "::" + c.get("name", "") for c in cases
+              if c.find("failure") is not None or c.find("error") is not None}  # fmt: skip
+    wrong = sorted(name for name in failed if not name.startswith(
+        tuple(f"tests.{m.removesuffix('.py')}" for m in MILESTONE_TESTS)))  # fmt: skip
+    problems += [f"student edition test failed outside the milestone tests: {n}" for n in wrong]
+    for m in MILESTONE_TESTS:
+        if not any(name.startswith(f"tests.{m.removesuffix('.py')}") for name in failed):
+            problems.append(f"student edition: no test of {m} fails on the stubs")
+    notebooks = {
+        c.get("name", ""): c for c in cases if c.get("classname") == "tests.test_notebooks"
+    }
+    for name, case in notebooks.items():
+        if "runs_top_to_bottom" not in name:
+            continue
+        skipped = case.find("skipped")
+        if "00_start_here" in name:
+            if skipped is not None or name in failed:
+                problems.append("student edition: notebook 00 does not run clean")
+        elif skipped is None or "stops where your code is needed" not in skipped.get("message", ""):
+            problems.append(f"student edition: {name} does not stop at the learner's first stub")
+    summary = (done.stdout.strip().splitlines() or ["no output"])[-1]
+    print(f"  student edition's own tests: {summary}")
+    return problems
+
+
 def selfcheck(jobs: int | None = None, cell_timeout: int = CELL_TIMEOUT) -> int:
     start = time.monotonic()
     release(cell_timeout=cell_timeout)
@@ -130,7 +178,8 @@ def selfcheck(jobs: int | None = None, cell_timeout: int = CELL_TIMEOUT) -> int:
         print(f"  {mark} {submission.name:<32} {result.total:>4g}/{maximum:g} "
               f"(expected {maximum - lost:g})"
               + "".join(f"\n         {p}" for p in problems))  # fmt: skip
-    csv_problems = check_csv(results)
+    print("\nself-check: the student edition's tests, before any code is written")
+    csv_problems = check_csv(results) + student_tests()
     for problem in csv_problems:
         print(f"  FAIL {problem}")
     failures += len(csv_problems)

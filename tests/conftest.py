@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+from pathlib import Path
 
 import pytest
 
@@ -49,3 +50,90 @@ def no_network(monkeypatch):
 
     monkeypatch.setattr(socket.socket, "connect", guarded_connect)
     monkeypatch.setattr(socket, "getaddrinfo", guarded_getaddrinfo)
+
+
+# --- the student edition: tests that wait for the learner's code -------------------------
+#
+# In the student edition the learner core is nbgrader's stubs ("# YOUR CODE HERE" then
+# `raise NotImplementedError()`). The milestone tests (MILESTONE_TESTS) fail until the
+# learner's code is right: they are the to-do list. Every other test that fails only
+# because it reached a stub is reported as skipped, naming the function it waits for,
+# instead of burying the to-do list under hundreds of failures. In the completed lab no
+# stub exists, so none of this applies.
+
+CODE = Path(__file__).resolve().parent.parent / "code"
+LEARNER_FILES = ("scoring.py", "retriever.py")
+MILESTONE_TESTS = {"test_scoring.py", "test_retriever.py", "test_guiding_examples.py"}
+STUDENT_EDITION = any(
+    "# YOUR CODE HERE" in (CODE / name).read_text()
+    for name in LEARNER_FILES
+    if (CODE / name).exists()
+)
+
+
+def waits_for(error: BaseException | None) -> str | None:
+    """'recency_score is not implemented yet (...)' if a learner stub raised `error`.
+
+    Follows the chain of exceptions: pytest.raises(RuntimeError) catches the stub's
+    NotImplementedError (a RuntimeError) and raises its own AssertionError from it.
+    """
+    from checks import MILESTONES, where
+
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if type(error).__name__ == "NotImplementedYet":  # a check already said which one
+            return str(error).splitlines()[0]
+        traceback = error.__traceback__
+        if isinstance(error, NotImplementedError) and traceback is not None:
+            while traceback.tb_next is not None:
+                traceback = traceback.tb_next
+            code = traceback.tb_frame.f_code
+            if code.co_name in MILESTONES and Path(code.co_filename).name in LEARNER_FILES:
+                return f"{code.co_name} is not implemented yet ({where(code.co_name)})"
+        error = error.__cause__ or error.__context__
+    return None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if not (STUDENT_EDITION and report.failed and call.excinfo is not None):
+        return
+    if item.path.name in MILESTONE_TESTS:
+        return
+    reason = waits_for(call.excinfo.value)
+    if reason is not None:
+        report.outcome = "skipped"
+        report.longrepr = (str(item.path), item.location[1] or 0, f"waits for you: {reason}")
+
+
+def pytest_runtest_setup(item):
+    """A test marked needs_milestones(n) waits, in the student edition, for Milestones 1-n.
+
+    For tests that reach the learner's code where the hook above cannot see the stub:
+    in another process (the terminal chat, a command) or behind a widget's message.
+    """
+    marker = item.get_closest_marker("needs_milestones")
+    if marker is None or not STUDENT_EDITION:
+        return
+    import contextlib
+    import io
+
+    from checks import CheckFailed, require_milestones
+
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            require_milestones(item.name, up_to=marker.args[0])
+    except CheckFailed as error:
+        pytest.skip(f"waits for you: {str(error).splitlines()[0]}")
+
+
+def pytest_terminal_summary(terminalreporter):
+    if STUDENT_EDITION:
+        terminalreporter.write_line(
+            "Student edition: the tests of test_scoring.py, test_retriever.py and "
+            "test_guiding_examples.py are your to-do list; tests skipped with 'waits for "
+            "you' run once those functions work. Progress: python code/progress.py"
+        )

@@ -241,6 +241,7 @@ def test_a_turn_saves_the_touches_of_a_persistent_store(tmp_path):
     reopened.close()
 
 
+@pytest.mark.needs_milestones(4)
 def test_the_terminal_chat_remembers_within_a_session():
     status, out = run_terminal(
         [
@@ -261,6 +262,7 @@ def test_the_terminal_chat_remembers_within_a_session():
     assert "2 memories were stored" in out
 
 
+@pytest.mark.needs_milestones(4)
 def test_the_terminal_chat_remembers_across_sessions_in_its_store_file(chat_db):
     run_terminal(["Eric prefers Groq for the default API"])
     status, out = run_terminal([QUESTION, "/memories"])
@@ -271,6 +273,7 @@ def test_the_terminal_chat_remembers_across_sessions_in_its_store_file(chat_db):
     assert "1 memory was stored in this session. 2 in all in" in out
 
 
+@pytest.mark.needs_milestones(4)
 def test_the_terminal_chat_keeps_each_user_apart(chat_db):
     run_terminal(["Eric prefers Groq for the default API"], argv=["--user", "eric"])
     status, out = run_terminal([QUESTION, "/users", "/memories"], argv=["--user", "ana"])
@@ -294,6 +297,7 @@ def test_the_terminal_chat_can_keep_memories_in_the_process_only(
     assert not chat_db.exists()
 
 
+@pytest.mark.needs_milestones(4)
 def test_the_terminal_chat_exports_the_users_memories(tmp_path):
     target = tmp_path / "eric.jsonl"
     status, out = run_terminal(
@@ -317,6 +321,7 @@ def test_the_terminal_chat_refuses_a_bad_store_file_and_leaves_it_untouched(chat
     assert hashlib.sha256(chat_db.read_bytes()).hexdigest() == before
 
 
+@pytest.mark.needs_milestones(4)
 def test_the_terminal_chat_refuses_a_store_of_another_embedding_model(chat_db):
     run_terminal(
         ["Eric prefers Groq for the default API"], argv=["--embed-model", "memorylab/hashed-bow-64"]
@@ -326,6 +331,7 @@ def test_the_terminal_chat_refuses_a_store_of_another_embedding_model(chat_db):
     assert "error:" in out and "memorylab/hashed-bow-64" in out
 
 
+@pytest.mark.needs_milestones(4)
 def test_the_terminal_chat_ends_cleanly_on_end_of_input_and_reports_errors(monkeypatch):
     status, out = run_terminal(["hello"], argv=["--model", "memorylab/nope", "-k", "2"])
     assert status == 0

@@ -23,6 +23,7 @@ def stub(*args, **kwargs):
     raise NotImplementedError()
 
 
+@pytest.mark.needs_milestones(1)
 def test_the_decay_curve_is_the_learners_recency_score_and_follows_the_slider():
     explorer = DecayCurveExplorer()
     curve = explorer.figure.data[0]
@@ -34,6 +35,7 @@ def test_the_decay_curve_is_the_learners_recency_score_and_follows_the_slider():
     assert "(as it should)" in explorer.status.value
 
 
+@pytest.mark.needs_milestones(1)
 def test_a_stub_shows_what_to_implement_and_the_curve_returns_once_it_works(monkeypatch):
     monkeypatch.setattr(scoring, "recency_score", stub)
     explorer = DecayCurveExplorer()
@@ -87,6 +89,7 @@ def test_the_weights_explorer_ranks_with_the_learners_functions_and_the_sliders(
     assert "brushed teeth" in explorer.table.value
 
 
+@pytest.mark.needs_milestones(3)
 def test_the_weights_explorer_names_every_unimplemented_function(monkeypatch):
     monkeypatch.setattr(scoring, "importance_score", stub)
     monkeypatch.setattr(scoring, "retrieval_score", stub)
@@ -105,6 +108,7 @@ def test_min_max_rescales_to_zero_one_and_maps_no_spread_to_one_half(values, exp
     assert min_max(values) == pytest.approx(expected)
 
 
+@pytest.mark.needs_milestones(3)
 def test_an_explorer_carries_an_svg_snapshot_for_viewers_without_a_kernel():
     bundle = DecayCurveExplorer()._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
@@ -143,6 +147,7 @@ def test_live_wraps_a_box_and_keeps_the_same_figure_widget():
     assert ">100</text>" in svg and ">10</text>" in svg  # whole powers of ten as ticks
 
 
+@pytest.mark.needs_milestones(1)
 def test_the_decay_slider_reaches_one_where_recency_never_fades():
     explorer = DecayCurveExplorer(decay_rate=1.0)
     assert explorer.rate.value == 1.0

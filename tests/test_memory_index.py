@@ -152,6 +152,7 @@ def apply(history, target, recall):
         return type(error).__name__, str(error)
 
 
+@pytest.mark.needs_milestones(4)
 @settings(max_examples=80, deadline=None)
 @given(operations)
 def test_any_sequence_of_changes_through_the_index_matches_the_plain_store(ops):

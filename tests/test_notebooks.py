@@ -16,6 +16,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from conftest import STUDENT_EDITION
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
@@ -130,12 +132,28 @@ def executed(request, tmp_path_factory) -> dict:
         os.environ.update(saved)
 
 
+def first_error_is_a_stub(nb) -> str | None:
+    """In the student edition, the first error's message when it is a learner stub's."""
+    if not STUDENT_EDITION:
+        return None
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            if output.output_type == "error":
+                if output.ename in ("NotImplementedYet", "NotImplementedError"):
+                    return output.evalue.splitlines()[0] if output.evalue else output.ename
+                return None
+    return None
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
 def test_notebook_runs_top_to_bottom_without_errors_or_stderr(path, executed):
     nb = executed[path]
     if isinstance(nb, BaseException):
         raise nb
+    stub = first_error_is_a_stub(nb)
+    if stub:  # the student edition: the notebook runs up to the learner's first stub
+        pytest.skip(f"{path.name} stops where your code is needed: {stub}")
     problems = []
     for index, cell in enumerate(nb.cells):
         for output in cell.get("outputs", []):

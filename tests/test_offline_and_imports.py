@@ -77,6 +77,7 @@ def test_importing_the_learner_core_raises_no_warning():
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
 
 
+@pytest.mark.needs_milestones(4)
 @pytest.mark.slow
 def test_a_whole_offline_chat_turn_never_touches_the_network():
     source = GUARD + textwrap.dedent(
@@ -102,6 +103,7 @@ def test_a_whole_offline_chat_turn_never_touches_the_network():
     assert result.stderr == ""
 
 
+@pytest.mark.needs_milestones(4)
 @pytest.mark.slow
 def test_the_terminal_chat_runs_as_a_script():
     result = run_python(
