@@ -1,0 +1,221 @@
+"""The instructor's grading tools: markers, leak detection, preprocessors, tables, progress.
+
+The whole pipeline (release, nbgrader autograding of 21 known submissions, the student
+edition's own tests) runs in `python -m grading selfcheck`; these are its parts, fast.
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from grading.autograde import Result, find_root, submissions_in, table, write_csv
+from grading.editions import check_markers
+from grading.layout import ROOT, is_listed
+from grading.markers import BuildError, clear_solutions, find_leaks, regions, secret_lines
+from grading.mistakes import SUBMISSIONS
+from grading.preprocessors import HideHiddenChecks, StderrIsNotFailure
+
+SOLUTION = ("### BEGIN SOLUTION", "### END SOLUTION")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("### BEGIN SOLUTION\n### BEGIN SOLUTION\n", "inside another region"),
+        ("x = 1\n### END SOLUTION\n", "without a ### BEGIN SOLUTION"),
+        ("### BEGIN SOLUTION\nx = 1\n", "never ended"),
+        ("    ### BEGIN SOLUTION  # the answer\n", "malformed marker"),
+        ("# BEGIN SOLUTION\n", "malformed marker"),
+    ],
+)
+def test_a_malformed_marker_stops_the_build_naming_the_line(text, message):
+    with pytest.raises(BuildError, match=message):
+        regions(text, "code/example.py", SOLUTION)
+
+
+def test_clearing_the_learner_core_leaves_stubs_and_no_solution_line():
+    for name in ("code/scoring.py", "code/retriever.py"):
+        source = (ROOT / name).read_text()
+        secrets = secret_lines([(ROOT / name, name)])
+        cleared = clear_solutions(source, name)
+        assert secrets
+        assert not [line for line in cleared.splitlines() if line.strip() in secrets]
+        assert cleared.count("raise NotImplementedError()") == len(regions(source, name, SOLUTION))
+        compile(cleared, name, "exec")
+
+
+def test_a_file_without_solution_regions_is_not_taken_for_the_learner_core():
+    with pytest.raises(BuildError, match="no ### BEGIN SOLUTION region"):
+        clear_solutions("def f():\n    return 1\n", "code/other.py")
+
+
+def test_secret_lines_skip_imports_short_lines_and_allowed_lines(tmp_path):
+    path = tmp_path / "core.py"
+    path.write_text(
+        "def f(store):\n    ### BEGIN SOLUTION\n    import math\n    x = 1\n"
+        "    for memory in store:\n        total = math.sqrt(sum(v * v for v in store))\n"
+        "    ### END SOLUTION\n"
+    )
+    assert secret_lines([(path, "core.py")]) == {
+        "total = math.sqrt(sum(v * v for v in store))": "solution in core.py"
+    }
+
+
+def test_every_surviving_secret_or_marker_is_found_with_its_file_and_line(tmp_path):
+    secret = "return decay_rate**hours"
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "helper.py").write_text(f"def g():\n    {secret}\n")
+    (tmp_path / "notes.md").write_text("text\n### END HIDDEN TESTS\n")
+    notebook = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("print(1)")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"{secret}\n")]
+    notebook.cells = [cell]
+    nbformat.write(notebook, tmp_path / "nb.ipynb")
+    (tmp_path / "picture.png").write_bytes(bytes(range(256)))
+    leaks = find_leaks(tmp_path, {secret: "solution in code/scoring.py"})
+    assert leaks == [
+        "code/helper.py:2: solution in code/scoring.py: 'return decay_rate**hours'",
+        "nb.ipynb:1: solution in code/scoring.py: 'return decay_rate**hours'",
+        "notes.md:2: marker left in: '### END HIDDEN TESTS'",
+    ]
+
+
+def test_answers_are_refused_outside_the_learner_core_and_graded_notebooks(tmp_path):
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "extra.py").write_text("### BEGIN SOLUTION\nx = 1\n### END SOLUTION\n")
+    with pytest.raises(BuildError, match="code/extra.py: holds ### BEGIN SOLUTION but is not"):
+        check_markers(["code/extra.py"], root=tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("name", "listed"),
+    [
+        ("grading/autograde.py", True),
+        ("tests/test_checks.py", True),
+        ("code/__pycache__/scoring.cpython-311.pyc", True),
+        ("memory_lab.sqlite3-wal", True),
+        ("code/scoring.py", False),
+        ("tests/test_scoring.py", False),
+        ("docs/learner-guide.md", False),
+    ],
+)
+def test_instructor_files_and_junk_never_ship(name, listed):
+    from grading.layout import INSTRUCTOR_ONLY, JUNK
+
+    assert is_listed(name, INSTRUCTOR_ONLY + JUNK) is listed
+
+
+def grade_cell(source: str, outputs) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_code_cell(source)
+    cell.metadata["nbgrader"] = {"grade": True, "grade_id": "c", "points": 1, "solution": False}
+    cell.outputs = outputs
+    return cell
+
+
+def test_stderr_in_a_grade_cell_is_kept_as_marked_stdout_so_it_costs_no_points():
+    warning = nbformat.v4.new_output("stream", name="stderr", text="DeprecationWarning: x\n")
+    cell, _ = StderrIsNotFailure().preprocess_cell(grade_cell("check()", [warning]), {}, 0)
+    assert cell.outputs[0].name == "stdout"
+    assert cell.outputs[0].text == "[stderr] DeprecationWarning: x\n"
+
+
+def test_feedback_drops_hidden_code_and_cuts_a_failure_to_the_likely_mistake():
+    source = "# more cases\n### BEGIN HIDDEN TESTS\nrun_cases('f', [Case((3,), 0.3)])\n"
+    source += "### END HIDDEN TESTS\n"
+    error = nbformat.v4.new_output(
+        "error",
+        ename="CheckFailed",
+        evalue="f(3)\n  expected: 0.3\n  got:      3\n  likely mistake: divide by 10\n"
+        "  (fix it in code/scoring.py, Milestone 2)",
+        traceback=["Cell In[5], line 3", "run_cases('f', [Case((3,), 0.3)])"],
+    )
+    cell, _ = HideHiddenChecks().preprocess_cell(grade_cell(source, [error]), {}, 0)
+    assert cell.source == "# more cases\n# (hidden checks)"
+    shown = cell.outputs[0]
+    assert shown.evalue == (
+        "a hidden check failed. likely mistake: divide by 10 "
+        "(fix it in code/scoring.py, Milestone 2)"
+    )
+    assert shown.traceback == [f"CheckFailed: {shown.evalue}"]
+    assert "0.3" not in shown.evalue
+
+
+def test_a_submission_is_found_in_its_folder_or_one_below(tmp_path):
+    (tmp_path / "ana" / "code").mkdir(parents=True)
+    (tmp_path / "ben" / "memory-lab-main" / "code").mkdir(parents=True)
+    (tmp_path / "cy" / "notes").mkdir(parents=True)
+    assert find_root(tmp_path / "ana") == tmp_path / "ana"
+    assert find_root(tmp_path / "ben") == tmp_path / "ben" / "memory-lab-main"
+    assert find_root(tmp_path / "cy") is None
+
+
+def test_student_folders_are_listed_and_odd_names_skipped_with_a_reason(tmp_path):
+    for name in ("ana", "ben.k", ".git", "two words"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "readme.txt").write_text("")
+    said = []
+    assert [p.name for p in submissions_in(tmp_path, said.append)] == ["ana", "ben.k"]
+    assert said == ["skipped 'two words': a student id is letters, digits and _ . @ + -"]
+    with pytest.raises(BuildError, match="holds no student folders"):
+        submissions_in(tmp_path / "ana", said.append)
+
+
+def test_the_table_and_the_csv_give_points_per_milestone_and_the_total(tmp_path):
+    cells = {
+        "check_recency_score": ("01_recency", 3.0, 3.0),
+        "check_recency_score_hidden": ("01_recency", 0.0, 2.0),
+        "check_retrieve": ("04_retriever", 3.0, 3.0),
+    }
+    results = [
+        Result("ana", cells),
+        Result("bo", {k: (n, 0.0, m) for k, (n, _, m) in cells.items()}),
+    ]
+    assert table(results).splitlines() == [
+        "student  M1 /5  M2 /0  M3 /0  M4 /3  total /8",
+        "ana          3      0      0      3         6",
+        "bo           0      0      0      0         0",
+    ]
+    write_csv(results, tmp_path / "grades.csv")
+    rows = list(csv.reader((tmp_path / "grades.csv").read_text().splitlines()))
+    assert rows == [
+        ["student_id", "milestone_1", "milestone_2", "milestone_3", "milestone_4", "total"],
+        ["ana", "3", "0", "0", "3", "6"],
+        ["bo", "0", "0", "0", "0", "0"],
+    ]
+
+
+@pytest.mark.parametrize("submission", SUBMISSIONS, ids=lambda s: s.name)
+def test_every_self_check_edit_applies_to_the_reference_exactly_once(submission):
+    for name, old, _ in submission.edits:
+        assert (ROOT / name).read_text().count(old) == 1, f"{submission.name}: {old!r}"
+
+
+def run_progress(code: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(code / "progress.py"), *args], capture_output=True, text=True
+    )
+
+
+@pytest.mark.slow
+def test_progress_shows_each_milestone_and_what_to_do_next(tmp_path):
+    code = tmp_path / "code"
+    shutil.copytree(ROOT / "code", code, ignore=shutil.ignore_patterns("__pycache__"))
+    done = run_progress(code)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "6 of 6 functions pass their checks." in done.stdout
+    scoring = (code / "scoring.py").read_text()
+    (code / "scoring.py").write_text(
+        scoring.replace("return importance / 10.0", "return importance")
+    )
+    done = run_progress(code)
+    assert done.returncode == 1
+    assert "importance_score  FAIL  importance_score(" in done.stdout
+    assert "Next: fix importance_score in code/scoring.py, Milestone 2" in done.stdout
+    assert "likely mistake: the rating was returned as is; divide by 10" in done.stdout
