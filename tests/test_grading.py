@@ -219,3 +219,40 @@ def test_progress_shows_each_milestone_and_what_to_do_next(tmp_path):
     assert "importance_score  FAIL  importance_score(" in done.stdout
     assert "Next: fix importance_score in code/scoring.py, Milestone 2" in done.stdout
     assert "likely mistake: the rating was returned as is; divide by 10" in done.stdout
+
+
+def test_progress_reports_todo_fail_and_pass_and_names_the_next_step():
+    from progress import Outcome, report
+
+    outcomes = [
+        Outcome("recency_score", "pass", "7 checks passed"),
+        Outcome("importance_score", "FAIL", "importance_score(7)\n  likely mistake: divide by 10"),
+        Outcome("relevance_score", "todo", "relevance_score is not implemented yet: open ..."),
+    ]
+    lines = report(outcomes).splitlines()
+    assert lines[0].split() == ["Milestone", "1", "recency_score", "pass", "7", "checks", "passed"]
+    assert lines[1].split()[:4] == ["Milestone", "2", "importance_score", "FAIL"]
+    assert lines[2].split()[:3] == ["relevance_score", "todo", "not"]
+    assert "1 of 3 functions pass their checks." in lines
+    assert any(line.startswith("Next: fix importance_score in code/scoring.py") for line in lines)
+    assert lines[-1] == "  likely mistake: divide by 10"
+
+
+def test_progress_runs_a_check_in_process_and_sorts_its_outcome(monkeypatch):
+    import checks
+    from progress import run_one
+
+    assert run_one("importance_score") == ("pass", "4 checks passed")
+
+    def wrong():
+        raise checks.CheckFailed("importance_score(7)\n  likely mistake: divide by 10")
+
+    def stub():
+        raise checks.NotImplementedYet("importance_score is not implemented yet")
+
+    def broken():
+        raise KeyError("x")
+
+    for replacement, status in ((wrong, "FAIL"), (stub, "todo"), (broken, "FAIL")):
+        monkeypatch.setattr(checks, "check_importance_score", replacement)
+        assert run_one("importance_score")[0] == status
