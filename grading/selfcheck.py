@@ -94,7 +94,8 @@ def verdict(submission: Submission, result: Result, hidden: set[str]) -> list[st
         problems.append("no feedback was written")
     elif submission.says and submission.says.lower() not in text.lower():
         problems.append(f"feedback does not say {submission.says!r}")
-    shown = sorted(line for line in hidden if line in text)
+    lines = {line.strip() for line in text.splitlines()}
+    shown = sorted(hidden & lines)
     if shown:
         problems.append(f"feedback shows hidden check code: {shown[0]!r}")
     return problems
