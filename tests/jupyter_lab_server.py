@@ -118,6 +118,7 @@ class JupyterLab:
             f"--ServerApp.root_dir={self.root}",
             "--LabApp.news_url=None",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            "--LabApp.extension_manager=readonly",  # no PyPI queries for extensions
         ]
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             command.append("--allow-root")  # Jupyter refuses to run as root without it

@@ -47,6 +47,15 @@ HOW_TO_ENABLE = (
     "Chromium/Chrome executable"
 )
 
+# Nothing but this machine: Chromium otherwise looks up Google's update, sign-in and autofill
+# servers in the background. No sandbox: it needs privileges a container may lack.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+    "--disable-features=AutofillServerCommunication,MediaRouter,OptimizationHints",
+    "--disable-sync",
+    "--no-pings",
+]
 VIEWPORT = {"width": 1280, "height": 900}  # the notebook's outputs come out ~1100 px wide
 HIDE_TOASTS = ".Toastify { display: none !important; }"  # notifications cover the outputs
 KERNEL_READY = 90_000  # ms: page load plus a cold kernel start on a busy 2-core machine
@@ -74,7 +83,7 @@ def browser():
             pytest.fail(message.replace("skipped", "required but cannot run"), pytrace=False)
         pytest.skip(message)
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             yield chromium
         finally:
