@@ -1,9 +1,9 @@
 """The workbook as a learner uses it: JupyterLab in a real, headless browser.
 
-Each test opens a notebook of a private JupyterLab (tests/jupyter_lab_server.py, serving a
-copy of the workbook) in headless Chromium, runs every cell from the Run menu, checks that
-no cell failed and that the live figure drew, then moves a slider with the keyboard as a
-person would and checks that the figure and its readout follow.
+Each test opens a notebook (01, 03, 08) of a private JupyterLab (tests/jupyter_lab_server.py,
+serving a copy of the workbook) in headless Chromium, runs every cell from the Run menu,
+checks that no cell failed and that the live figure drew, then moves a slider with the
+keyboard as a person would and checks that the figure and its readout follow.
 
 Needs a Chromium (Debian's `chromium` package, or MEMORY_LAB_CHROMIUM naming any
 Chromium/Chrome executable) and Playwright from requirements-browser.txt; skipped
@@ -12,12 +12,14 @@ otherwise, so a plain `pytest` stays fast without them. With MEMORY_LAB_REQUIRE_
 (printed on failure); with MEMORY_LAB_UPDATE_SCREENSHOTS=1 they also replace the pictures
 in docs/images/.
 
-Deliberately left out: notebooks without sliders (tests/test_notebooks.py runs every
-notebook top to bottom) and the numbers themselves (the learner-core tests check those).
+Deliberately left out: the sliders of notebooks 06, 07 and 09 (tests/test_notebooks.py
+runs every notebook top to bottom), mouse drags (arrow keys move the same handle) and the
+numbers themselves (the learner-core tests check those).
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
@@ -202,7 +204,7 @@ def explorer(page, title: str):
 def slider(output, label: str):
     """(focusable handle, readout) of the ipywidgets slider whose label is `label`."""
     box = output.locator(".widget-slider").filter(
-        has=output.page.locator(".widget-label", has_text=re.compile(f"^{label}$"))
+        has=output.page.locator(".widget-label", has_text=re.compile(f"^{re.escape(label)}$"))
     )
     expect(box, f"no slider labelled {label!r}").to_have_count(1)
     return box.locator(".noUi-handle"), box.locator(".widget-readout")
@@ -301,3 +303,38 @@ def test_lowering_the_recency_weight_puts_the_decision_first(page, lab, screensh
         assert ranking()[0] == "groq", f"the decision never came first: {ranking()}"
         expect(table_ids).to_have_text(ranking())
         save_screenshot(output, screenshots, "weight-sliders-moved.png")
+
+
+def test_fact_half_life_log_slider_moves_by_equal_factors_and_retunes(page, lab, screenshots):
+    with screenshot_on_failure(page, screenshots / "08-failure.png", lab):
+        open_notebook(page, lab, "notebooks/08_evaluation.ipynb")
+        run_all_cells(page)
+
+        output = explorer(page, "MRR by category: yours vs the course")
+        summary = output.locator(".widget-html-content").first
+        yours = output.locator(".barlayer .trace").nth(1).locator("path")
+
+        def overall() -> tuple[float, float]:  # (yours, course) overall MRR
+            match = re.search(r"MRR\s+yours ([\d.]+) vs course ([\d.]+)", summary.inner_text())
+            assert match, f"no overall MRR in the summary: {summary.inner_text()!r}"
+            return float(match[1]), float(match[2])
+
+        def shapes() -> list[str]:
+            return yours.evaluate_all("paths => paths.map(p => p.getAttribute('d'))")
+
+        mine, course = overall()
+        assert mine == pytest.approx(course), "the sliders should start at the course's rule"
+
+        # A log slider: each PageUp multiplies the half-life by the same factor.
+        handle, readout = slider(output, "facts (d)")
+        days = [float(readout.inner_text())]
+        before = shapes()
+        for _ in range(7):  # from about 6 days to about a year
+            days.append(float(press(handle, "PageUp", readout)))
+        # The first step lands on the slider's grid (5.76 days is between two grid points).
+        ratios = [later / earlier for earlier, later in itertools.pairwise(days[1:])]
+        assert ratios[0] > 1, f"PageUp did not lengthen the half-life: {days}"
+        assert ratios == pytest.approx([ratios[0]] * len(ratios), rel=0.03), days
+        wait_for_change(shapes, before, "the 'yours' bars")
+        expect(summary).not_to_contain_text(f"yours {mine:.3f} vs")
+        save_screenshot(output, screenshots, "evaluation-tuning-moved.png")
