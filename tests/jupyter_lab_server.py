@@ -31,6 +31,7 @@ from pathlib import Path
 import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
+KILL = getattr(signal, "SIGKILL", signal.SIGTERM)  # Windows has no SIGKILL
 COPIED = ("notebooks", "code", "data")  # what a learner's Run All needs
 
 # Written into the private settings folder: no news or update check (both would fetch a
@@ -189,12 +190,12 @@ class JupyterLab:
             if process.poll() is None:
                 self.request("/api/shutdown", method="POST")  # stops the kernels too
                 process.wait(timeout=20)
-        for sig in (signal.SIGTERM, signal.SIGKILL):
+        for sig in (signal.SIGTERM, KILL):
             if process.poll() is None:
                 signal_group(process, sig)
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     process.wait(timeout=10)
-        signal_group(process, signal.SIGKILL)  # anything else left in the server's group
+        signal_group(process, KILL)  # anything else left in the server's group
         for child in spawned:
             with contextlib.suppress(psutil.NoSuchProcess):
                 child.kill()
