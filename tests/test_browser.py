@@ -50,7 +50,8 @@ HOW_TO_ENABLE = (
 )
 
 # Nothing but this machine: Chromium otherwise looks up Google's update, sign-in and autofill
-# servers in the background. No sandbox: it needs privileges a container may lack.
+# servers in the background. --no-sandbox: the sandbox refuses to start as root or in many
+# containers.
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
