@@ -37,7 +37,7 @@ except ImportError:  # the optional browser requirements are not installed
 
 from jupyter_lab_server import ROOT, JupyterLab
 
-pytestmark = [pytest.mark.slow]
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 # Read at import: the shared fixtures strip MEMORY_LAB_* variables before each test runs.
 CHROMIUM = os.environ.get("MEMORY_LAB_CHROMIUM") or shutil.which("chromium")
