@@ -63,7 +63,8 @@ def find_root(submission: Path) -> Path | None:
     for depth in range(3):
         pattern = "/".join(["*"] * depth + ["code"]) if depth else "code"
         found = sorted(p.parent for p in submission.glob(pattern) if p.is_dir())
-        found = [p for p in found if not any(part.startswith(".") for part in p.parts[-depth:])]
+        if depth:  # never a hidden folder (.git, .ipynb_checkpoints) inside the submission
+            found = [p for p in found if not any(x.startswith(".") for x in p.parts[-depth:])]
         if found:
             return found[0]
     return None

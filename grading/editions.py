@@ -195,9 +195,14 @@ def _sources(path: Path) -> list[str]:
 
 
 def build_course(files: list[str], cell_timeout: int, log: Callable[[str], None]) -> None:
-    """dist/course/: source/lab/ from this repository, then release/lab/ via nbgrader."""
-    if COURSE.exists():
-        shutil.rmtree(COURSE)
+    """dist/course/: source/lab/ from this repository, then release/lab/ via nbgrader.
+
+    Only source/ and release/ are rebuilt: the gradebook, submissions, autograded work
+    and feedback of earlier grading stay (nbgrader updates the assignment in place).
+    """
+    for built in ("source", "release"):
+        if (COURSE / built).exists():
+            shutil.rmtree(COURSE / built)
     source = COURSE / "source" / ASSIGNMENT
     for nb in GRADED:
         _copy(ROOT / "notebooks" / f"{nb.name}.ipynb", source / f"{nb.name}.ipynb")

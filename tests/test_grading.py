@@ -148,6 +148,7 @@ def test_feedback_drops_hidden_code_and_cuts_a_failure_to_the_likely_mistake():
 
 
 def test_a_submission_is_found_in_its_folder_or_one_below(tmp_path):
+    tmp_path = tmp_path / ".hidden-parent"  # where the folder lies does not matter
     (tmp_path / "ana" / "code").mkdir(parents=True)
     (tmp_path / "ben" / "memory-lab-main" / "code").mkdir(parents=True)
     (tmp_path / "cy" / "notes").mkdir(parents=True)
