@@ -16,6 +16,7 @@ Deliberately left out: publishing (copy dist/student/ to wherever learners fetch
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -223,6 +224,19 @@ def build_course(files: list[str], cell_timeout: int, log: Callable[[str], None]
         )
 
 
+INSTRUCTOR_PART = re.compile(
+    r"^<!-- instructor-only[^\n]*-->\n.*?^<!-- /instructor-only -->\n", re.M | re.S
+)
+
+
+def without_instructor_parts(text: str, where: str) -> str:
+    """Markdown with its instructor-only parts (between the two comments) removed."""
+    stripped = INSTRUCTOR_PART.sub("", text)
+    if "instructor-only" in stripped:
+        raise BuildError(f"{where}: an instructor-only comment without its pair")
+    return stripped
+
+
 def build_student(files: list[str]) -> None:
     """dist/student/: the repository as a learner receives it."""
     if STUDENT.exists():
@@ -241,6 +255,8 @@ def build_student(files: list[str]) -> None:
             _copy(ROOT / name, target)
             if name.endswith(".ipynb"):
                 _clear_notebook(target)
+            elif name.endswith(".md"):
+                target.write_text(without_instructor_parts(target.read_text(), name))
     (STUDENT / "nbgrader_config.py").write_text(STUDENT_NBGRADER_CONFIG)
     _quiet_ruff_on_stubs(STUDENT / "pyproject.toml")
 

@@ -257,3 +257,13 @@ def test_progress_runs_a_check_in_process_and_sorts_its_outcome(monkeypatch):
     for replacement, status in ((wrong, "FAIL"), (stub, "todo"), (broken, "FAIL")):
         monkeypatch.setattr(checks, "check_importance_score", replacement)
         assert run_one("importance_score")[0] == status
+
+
+def test_instructor_parts_of_markdown_are_left_out_of_the_student_edition():
+    from grading.editions import without_instructor_parts
+
+    text = "# Lab\n<!-- instructor-only: why -->\n## For instructors\nrun it\n"
+    text += "<!-- /instructor-only -->\n## Start\n"
+    assert without_instructor_parts(text, "README.md") == "# Lab\n## Start\n"
+    with pytest.raises(BuildError, match="README.md: an instructor-only comment without its pair"):
+        without_instructor_parts("<!-- instructor-only -->\nhalf\n", "README.md")
