@@ -10,6 +10,7 @@ import csv
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import nbformat
@@ -267,3 +268,33 @@ def test_instructor_parts_of_markdown_are_left_out_of_the_student_edition():
     assert without_instructor_parts(text, "README.md") == "# Lab\n## Start\n"
     with pytest.raises(BuildError, match="README.md: an instructor-only comment without its pair"):
         without_instructor_parts("<!-- instructor-only -->\nhalf\n", "README.md")
+
+
+def test_a_student_over_time_is_stopped_with_every_process_it_started(tmp_path):
+    """What autograde does when nbgrader runs too long: kernels must not outlive it."""
+    import psutil
+
+    from grading.autograde import _kill_tree
+
+    pid_file = tmp_path / "child.pid"
+    script = (
+        "import subprocess, sys, time\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+        f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
+        "time.sleep(600)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        for _ in range(200):  # the child is started within a second or so
+            if pid_file.exists() and pid_file.read_text():
+                break
+            time.sleep(0.05)
+        child = psutil.Process(int(pid_file.read_text()))
+        _kill_tree(parent)
+        assert parent.poll() is not None
+        child.wait(timeout=10)
+        assert not child.is_running()
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
