@@ -45,9 +45,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "code"))
 
-from memory_index import MemoryIndex  # noqa: E402
-from memory_store import KINDS, Memory, MemoryStore  # noqa: E402
+from lab.validation import KINDS  # noqa: E402
+from memory_store import Memory, MemoryStore  # noqa: E402
 from retriever import rank_memories, retrieve  # noqa: E402
+from scale.memory_index import MemoryIndex  # noqa: E402
 
 NOW = 1_000_000_000.0  # epoch seconds
 HOUR = 3600.0

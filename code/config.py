@@ -1,7 +1,7 @@
 """Settings for the chat loop: which models to call and how to score, from the environment.
 
 With nothing set, everything runs offline: a local chat model and a local embedding
-model (see local_models.py) that need no network, no key and no download. Set a
+model (see lab/models.py) that need no network, no key and no download. Set a
 variable (in the shell or in a `.env` file at the repository root; see `.env.example`)
 to switch to any model litellm knows.
 
@@ -30,7 +30,7 @@ API keys are read by litellm itself under the provider's usual name (OPENAI_API_
 GROQ_API_KEY, ...), from the environment or the same `.env` file.
 
 Deliberately left out: anything about *how* to score (scoring.py) or call models
-(local_models.py); this module only reads and validates values.
+(lab/models.py); this module only reads and validates values.
 """
 
 from __future__ import annotations

@@ -8,11 +8,12 @@ appended; one leaves only when asked to by name (`remove`), never as a side effe
 
 Times are epoch seconds (floats), as in the course examples. A `datetime` is accepted
 anywhere a time is and converted on the way in, so the rest of the code only ever sees
-seconds. Every value is validated when it is set: a bad one raises ValueError or
-TypeError naming the value and the rule it broke, rather than surfacing later as a NaN.
+seconds. Every value is validated when it is set (with the helpers of lab/validation.py):
+a bad one raises ValueError or TypeError naming the value and the rule it broke, rather
+than surfacing later as a NaN.
 
 Deliberately left out: scoring and ranking (scoring.py, retriever.py), computing
-embeddings (embedding_helpers.py) and saving to disk.
+embeddings (embedding_helpers.py) and saving to disk (lab/sqlite_store.py).
 
     >>> now = 1_000_000.0
     >>> store = MemoryStore()
@@ -26,110 +27,13 @@ embeddings (embedding_helpers.py) and saving to disk.
 
 from __future__ import annotations
 
-import math
-import numbers
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-KINDS = ("episodic", "semantic", "procedural")  # events, durable facts, skills
-IMPORTANCE_RANGE = (1, 10)  # the Generative Agents "poignancy" scale
-
-
-# --- validation helpers, shared by scoring.py and retriever.py --------------------------
-
-
-def as_timestamp(value: Any, name: str = "time") -> float:
-    """Return `value` as epoch seconds (float), or raise naming `name` and the rule.
-
-    Accepts int/float seconds or a datetime. A naive datetime is read as local time,
-    exactly like `datetime.timestamp()`, so `datetime.now()` and `time.time()` agree.
-
-        as_timestamp(datetime(2026, 1, 1, tzinfo=timezone.utc)) -> 1767225600.0
-    """
-    if isinstance(value, datetime):
-        return value.timestamp()
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(
-            f"{name} must be epoch seconds (a number) or a datetime, "
-            f"got {value!r} of type {type(value).__name__}"
-        )
-    seconds = _to_float(value, name)
-    if not math.isfinite(seconds):
-        raise ValueError(f"{name} must be a finite number of epoch seconds, got {value!r}")
-    return seconds
-
-
-def as_number(value: Any, name: str) -> float:
-    """Return `value` as a finite float, or raise naming `name` (bools are refused)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number, got {value!r} of type {type(value).__name__}")
-    number = _to_float(value, name)
-    if not math.isfinite(number):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    return number
-
-
-def as_vector(values: Any, name: str = "embedding") -> tuple[float, ...]:
-    """Return `values` as a non-empty tuple of finite floats, or raise naming `name`.
-
-    Lists, tuples and 1-D numpy arrays are all accepted. A zero vector is allowed
-    (relevance_score defines its similarity as 0.0); an empty one or a NaN is not.
-    """
-    if (
-        isinstance(values, (tuple, list))
-        and values
-        and set(map(type, values)) == {float}
-        and all(map(math.isfinite, values))
-    ):
-        return tuple(values)  # the common case (a stored embedding), checked at C speed
-    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
-        raise TypeError(
-            f"{name} must be a sequence of numbers, got {type(values).__name__}: {values!r}"
-        )
-    vector = []
-    for i, x in enumerate(values):
-        if isinstance(x, bool) or not isinstance(x, numbers.Real):
-            raise TypeError(f"{name}[{i}] must be a number, got {x!r} of type {type(x).__name__}")
-        x = _to_float(x, f"{name}[{i}]")
-        if not math.isfinite(x):
-            raise ValueError(f"{name}[{i}] must be finite, got {x!r}")
-        vector.append(x)
-    if not vector:
-        raise ValueError(f"{name} must have at least one value, got an empty sequence")
-    return tuple(vector)
-
-
-def check_k(k: Any) -> int:
-    """Return k as an int >= 1 (how many memories to return), or raise naming it."""
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
-        raise ValueError(f"k must be an integer >= 1 (how many memories to return), got {k!r}")
-    return int(k)
-
-
-def _to_float(value: numbers.Real, name: str) -> float:
-    try:
-        return float(value)
-    except OverflowError:  # e.g. 10**400: an int too large for a float
-        raise ValueError(f"{name} is too large to be a float: {value!r}") from None
-
-
-def check_importance(importance: Any) -> float:
-    """Return `importance` as a float in [1, 10], or raise saying so."""
-    value = as_number(importance, "importance")
-    low, high = IMPORTANCE_RANGE
-    if not low <= value <= high:
-        raise ValueError(f"importance must be in [{low}, {high}], got {importance!r}")
-    return value
-
-
-def check_kind(kind: Any) -> str:
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {', '.join(KINDS)}; got {kind!r}")
-    return kind
-
+from lab.validation import as_timestamp, as_vector, check_importance, check_kind
 
 # --- one memory ----------------------------------------------------------------------
 
@@ -418,6 +322,25 @@ class MemoryStore:
         del self._memories[memory_id]
         return memory
 
+    def check_one_user(self, what: str) -> str | None:
+        """The one user whose memories this store holds (None when empty); else ValueError.
+
+        Recall, superseding, pruning and export work on one user's memories. A plain
+        MemoryStore can hold several users' memories, and handing such a store to them
+        would let one user's memory reach another's prompt, so they refuse it instead.
+
+            PersistentMemoryStore(path, "alice").check_one_user("recall") -> 'alice'
+        """
+        users = sorted({memory.user_id for memory in self._memories.values()})
+        if len(users) > 1:
+            shown = ", ".join(map(repr, users[:5])) + (", ..." if len(users) > 5 else "")
+            raise ValueError(
+                f"{what} works on one user's memories, but this store holds memories of "
+                f"{len(users)} users ({shown}): give it one user's store, e.g. "
+                "PersistentMemoryStore(path, user_id=...)"
+            )
+        return users[0] if users else None
+
     def live(self) -> Iterator[Memory]:
         """Memories that have not been superseded, in the order they were added."""
         return (m for m in self._memories.values() if m.superseded_by is None)
@@ -440,3 +363,10 @@ class MemoryStore:
 
     def __repr__(self) -> str:
         return f"MemoryStore({len(self)} memories, embedding_model={self.embedding_model!r})"
+
+
+def check_store(store: Any) -> MemoryStore:
+    """Return `store` if it is a MemoryStore (or a subclass), else raise TypeError naming it."""
+    if not isinstance(store, MemoryStore):
+        raise TypeError(f"store must be a MemoryStore, got {type(store).__name__}")
+    return store

@@ -17,15 +17,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from memory_store import Memory, MemoryStore, as_timestamp, check_k
-from scoring import (
-    check_decay_rate,
-    check_weights,
-    importance_score,
-    recency_score,
-    relevance_score,
-    retrieval_score,
-)
+from lab.validation import as_timestamp, check_decay_rate, check_k, check_weights
+from memory_store import Memory, MemoryStore
+from scoring import importance_score, recency_score, relevance_score, retrieval_score
 
 
 class ScoredMemory(NamedTuple):

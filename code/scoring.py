@@ -20,9 +20,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from memory_store import as_number, as_timestamp, as_vector, check_importance
-
-SECONDS_PER_HOUR = 3600.0
+from lab.units import SECONDS_PER_HOUR
+from lab.validation import (
+    as_number,
+    as_timestamp,
+    as_vector,
+    check_decay_rate,
+    check_importance,
+    check_weights,
+)
 
 
 def recency_score(now, last_accessed, decay_rate: float = 0.995) -> float:
@@ -135,35 +141,3 @@ def retrieval_score(rel: float, rec: float, imp: float, weights=(1.0, 1.0, 1.0))
     w_rel, w_rec, w_imp = weights
     return w_rel * rel + w_rec * rec + w_imp * imp
     ### END SOLUTION
-
-
-def check_weights(weights) -> tuple[float, float, float]:
-    """Return weights as three finite non-negative floats, or raise saying which rule broke."""
-    try:
-        values = tuple(weights)
-    except TypeError:
-        raise TypeError(
-            f"weights must be three numbers (relevance, recency, importance), got {weights!r}"
-        ) from None
-    if len(values) != 3:
-        raise ValueError(
-            f"weights must be three numbers (relevance, recency, importance), "
-            f"got {len(values)}: {weights!r}"
-        )
-    names = ("relevance", "recency", "importance")
-    values = tuple(as_number(w, f"{name} weight") for w, name in zip(values, names))
-    for w, name in zip(values, names):
-        if w < 0:
-            raise ValueError(f"{name} weight must be >= 0, got {w!r}")
-    return values
-
-
-def check_decay_rate(decay_rate) -> float:
-    """Return decay_rate as a float in (0, 1], or raise: 0 forgets at once, above 1 grows."""
-    decay_rate = as_number(decay_rate, "decay_rate")
-    if not 0.0 < decay_rate <= 1.0:
-        raise ValueError(
-            f"decay_rate must be in (0, 1] (the fraction of recency kept per hour), "
-            f"got {decay_rate!r}"
-        )
-    return decay_rate

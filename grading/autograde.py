@@ -11,7 +11,7 @@ submission whose code hangs loses the cell that hangs (a cell timeout) and, if t
 whole notebook run exceeds its time, the rest; the batch goes on either way.
 
 Out: a table on the terminal, dist/course/grades.csv (student_id, one column per
-milestone, total), HTML feedback in dist/course/feedback/<student_id>/lab/, and the
+milestone, total), HTML feedback in dist/course/feedback/<student_id>/milestones/, and the
 nbgrader gradebook dist/course/gradebook.db for the formgrader.
 """
 
@@ -71,7 +71,7 @@ def find_root(submission: Path) -> Path | None:
 
 
 def stage(submission: Path, student: str) -> list[str]:
-    """submitted/<student>/lab/: the released notebooks beside the learner's code."""
+    """submitted/<student>/milestones/: the released notebooks beside the learner's code."""
     target = COURSE / "submitted" / student / ASSIGNMENT
     if target.exists():
         shutil.rmtree(target)

@@ -2,8 +2,8 @@
 
     dist/student/   what a learner receives: this repository's layout, the learner core
                     as stubs, hidden checks removed, no outputs, no instructor material
-    dist/course/    an nbgrader course: source/lab/ (notebooks 01-04 with solutions and
-                    hidden checks, code/) and release/lab/ (what nbgrader hands out)
+    dist/course/    an nbgrader course: source/milestones/ (notebooks 01-04 with solutions and
+                    hidden checks, code/) and release/milestones/ (what nbgrader hands out)
 
 The .py learner core is cleared with nbgrader's own ClearSolutions, the notebooks with
 `nbgrader generate_assignment`, so one set of markers serves both. The build ends by
@@ -196,7 +196,7 @@ def _sources(path: Path) -> list[str]:
 
 
 def build_course(files: list[str], cell_timeout: int, log: Callable[[str], None]) -> None:
-    """dist/course/: source/lab/ from this repository, then release/lab/ via nbgrader.
+    """dist/course/: source/milestones/ from this repository, then release/milestones/ via nbgrader.
 
     Only source/ and release/ are rebuilt: the gradebook, submissions, autograded work
     and feedback of earlier grading stay (nbgrader updates the assignment in place).
@@ -209,8 +209,8 @@ def build_course(files: list[str], cell_timeout: int, log: Callable[[str], None]
         _copy(ROOT / "notebooks" / f"{nb.name}.ipynb", source / f"{nb.name}.ipynb")
         _clear_notebook(source / f"{nb.name}.ipynb")
     for name in files:
-        if name.startswith("code/") and name.count("/") == 1:
-            _copy(ROOT / name, source / name)
+        if name.startswith("code/") and name.endswith(".py"):
+            _copy(ROOT / name, source / name)  # the lab's packages too: the checks live there
     (COURSE / "nbgrader_config.py").write_text(course_config(cell_timeout))
     log("nbgrader generate_assignment: clearing solutions and hidden checks ...")
     result = nbgrader("generate_assignment", ASSIGNMENT, "--force", cwd=COURSE)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
 from typing import NamedTuple
 
@@ -9,11 +11,27 @@ ROOT = Path(__file__).resolve().parent.parent
 DIST = ROOT / "dist"
 STUDENT = DIST / "student"
 COURSE = DIST / "course"
-ASSIGNMENT = "lab"  # the nbgrader assignment: notebooks 01-04 and code/
+ASSIGNMENT = "milestones"  # the nbgrader assignment: notebooks 01-04 and code/
 COURSE_ID = "memory-lab"
 
+
+def _load_registry(path: Path = ROOT / "code" / "teaching" / "milestones.py"):
+    """The lab's milestone registry, read from the instructor's copy by its file path.
+
+    It imports nothing from the lab, so reading it puts nothing on sys.path and runs no
+    other lab code (and never a learner's: this is the repository, not a submission).
+    """
+    spec = importlib.util.spec_from_file_location("memory_lab_milestones", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # NamedTuple and dataclass look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+REGISTRY = _load_registry()
+
 # What a learner writes, graded exactly as submitted.
-LEARNER_FILES = ("code/scoring.py", "code/retriever.py")
+LEARNER_FILES: tuple[str, ...] = REGISTRY.LEARNER_FILES  # ("code/scoring.py", ...)
 
 
 class GradedNotebook(NamedTuple):
@@ -21,12 +39,11 @@ class GradedNotebook(NamedTuple):
     milestone: int
 
 
-GRADED = (
-    GradedNotebook("01_recency", 1),
-    GradedNotebook("02_importance_and_relevance", 2),
-    GradedNotebook("03_retrieval_score", 3),
-    GradedNotebook("04_retriever", 4),
+GRADED = tuple(
+    GradedNotebook(notebook.removesuffix(".ipynb"), number)
+    for notebook, number in REGISTRY.NOTEBOOKS.items()
 )
+MILESTONE_TESTS: tuple[str, ...] = REGISTRY.MILESTONE_TESTS  # the learner's to-do list
 
 # Instructor material, never shipped to learners: the grading tools (their self-check
 # holds near-solutions), tests that import the reference solution or inspect its

@@ -26,7 +26,7 @@ import nbformat
 
 from grading.autograde import Result, autograde
 from grading.editions import CELL_TIMEOUT, grading_environment, release
-from grading.layout import ASSIGNMENT, COURSE, GRADED, ROOT, STUDENT
+from grading.layout import ASSIGNMENT, COURSE, GRADED, MILESTONE_TESTS, ROOT, STUDENT
 from grading.markers import HIDDEN, BuildError, regions
 from grading.mistakes import SUBMISSIONS, Submission
 
@@ -110,9 +110,6 @@ def check_csv(results: list[Result]) -> list[str]:
         if row is None or float(row["total"]) != result.total:
             problems.append(f"grades.csv disagrees with the table for {result.student}")
     return problems
-
-
-MILESTONE_TESTS = ("test_scoring.py", "test_retriever.py", "test_guiding_examples.py")
 
 
 def student_tests() -> list[str]:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from teaching.milestones import LEARNER_FILES, MILESTONE_TESTS, MILESTONES, where
+
 NOW = 1_000_000.0  # epoch seconds: the course examples' fixed "now"
 HOUR = 3600.0
 DAY = 24 * HOUR
@@ -61,13 +63,13 @@ def no_network(monkeypatch):
 # instead of burying the to-do list under hundreds of failures. In the completed lab no
 # stub exists, so none of this applies.
 
-CODE = Path(__file__).resolve().parent.parent / "code"
-LEARNER_FILES = ("scoring.py", "retriever.py")
-MILESTONE_TESTS = {"test_scoring.py", "test_retriever.py", "test_guiding_examples.py"}
+ROOT = Path(__file__).resolve().parent.parent
+CODE = ROOT / "code"
+LAUNCHER = CODE / "run.py"  # python code/run.py progress | mentor | evaluate | chat
 STUDENT_EDITION = any(
-    "# YOUR CODE HERE" in (CODE / name).read_text()
+    "# YOUR CODE HERE" in (ROOT / name).read_text()
     for name in LEARNER_FILES
-    if (CODE / name).exists()
+    if (ROOT / name).exists()
 )
 
 
@@ -77,7 +79,6 @@ def waits_for(error: BaseException | None) -> str | None:
     Follows the chain of exceptions: pytest.raises(RuntimeError) catches the stub's
     NotImplementedError (a RuntimeError) and raises its own AssertionError from it.
     """
-    from checks import MILESTONES, where
 
     seen = set()
     while error is not None and id(error) not in seen:
@@ -89,10 +90,14 @@ def waits_for(error: BaseException | None) -> str | None:
             while traceback.tb_next is not None:
                 traceback = traceback.tb_next
             code = traceback.tb_frame.f_code
-            if code.co_name in MILESTONES and Path(code.co_filename).name in LEARNER_FILES:
+            if code.co_name in MILESTONES and _is_learner_file(code.co_filename):
                 return f"{code.co_name} is not implemented yet ({where(code.co_name)})"
         error = error.__cause__ or error.__context__
     return None
+
+
+def _is_learner_file(filename: str) -> bool:
+    return any(Path(filename).as_posix().endswith("/" + name) for name in LEARNER_FILES)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -121,7 +126,7 @@ def pytest_runtest_setup(item):
     import contextlib
     import io
 
-    from checks import CheckFailed, require_milestones
+    from teaching.checks import CheckFailed, require_milestones
 
     try:
         with contextlib.redirect_stdout(io.StringIO()):
@@ -133,7 +138,7 @@ def pytest_runtest_setup(item):
 def pytest_terminal_summary(terminalreporter):
     if STUDENT_EDITION:
         terminalreporter.write_line(
-            "Student edition: the tests of test_scoring.py, test_retriever.py and "
-            "test_guiding_examples.py are your to-do list; tests skipped with 'waits for "
-            "you' run once those functions work. Progress: python code/progress.py"
+            f"Student edition: the tests of {', '.join(MILESTONE_TESTS)} are your to-do "
+            "list; tests skipped with 'waits for you' run once those functions work. "
+            "Progress: python code/run.py progress"
         )

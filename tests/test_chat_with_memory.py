@@ -9,23 +9,21 @@ from dataclasses import replace
 
 import pytest
 
-import local_models
-from chat_with_memory import (
-    MEMORY_BLOCK_END,
-    MEMORY_BLOCK_START,
-    build_messages,
-    chat_with_memory,
-    format_age,
-    format_date,
-    main,
-    parse_memory_block,
-    render_memory_block,
-)
+from chat_with_memory import build_messages, chat_with_memory, main
 from config import Settings
 from conftest import DAY, HOUR, NOW
 from embedding_helpers import Embedder
+from lab import models
+from lab.memory_block import (
+    MEMORY_BLOCK_END,
+    MEMORY_BLOCK_START,
+    format_age,
+    format_date,
+    parse_memory_block,
+    render_memory_block,
+)
+from lab.sqlite_store import PersistentMemoryStore
 from memory_store import EmbeddingModelMismatch, MemoryStore
-from persistent_store import PersistentMemoryStore
 
 QUESTION = "which API should I default to?"
 
@@ -160,7 +158,7 @@ def test_a_real_model_is_called_through_litellm_with_its_mock_response(store):
 
 
 def test_a_failing_model_raises_a_clear_error_and_writes_nothing(store, monkeypatch):
-    litellm = local_models.load_litellm()
+    litellm = models.load_litellm()
 
     def broken(**kwargs):
         raise ConnectionError("no route to host")

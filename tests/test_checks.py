@@ -11,11 +11,17 @@ from pathlib import Path
 
 import pytest
 
-import checks
-import retriever_checks
-from checks import CheckFailed, NotImplementedYet
 from retriever import rank_memories, retrieve
 from scoring import importance_score, recency_score, relevance_score, retrieval_score
+from teaching import checks
+from teaching.checks import (
+    CheckFailed,
+    NotImplementedYet,
+    m1_recency,
+    m2_importance_relevance,
+    m3_retrieval_score,
+    m4_retriever,
+)
 
 
 def test_the_reference_solution_passes_every_check(capsys):
@@ -23,8 +29,8 @@ def test_the_reference_solution_passes_every_check(capsys):
     checks.check_importance_score()
     checks.check_relevance_score()
     checks.check_retrieval_score()
-    retriever_checks.check_rank_memories()
-    retriever_checks.check_retrieve()
+    checks.check_rank_memories()
+    checks.check_retrieve()
     out = capsys.readouterr().out.splitlines()
     assert out == [
         "recency_score: 7 checks passed",
@@ -39,10 +45,10 @@ def test_the_reference_solution_passes_every_check(capsys):
 @pytest.mark.parametrize(
     ("cases", "name", "function"),
     [
-        (checks.RECENCY_CASES, "recency_score", recency_score),
-        (checks.IMPORTANCE_CASES, "importance_score", importance_score),
-        (checks.RELEVANCE_CASES, "relevance_score", relevance_score),
-        (checks.RETRIEVAL_SCORE_CASES, "retrieval_score", retrieval_score),
+        (m1_recency.CASES, "recency_score", recency_score),
+        (m2_importance_relevance.IMPORTANCE_CASES, "importance_score", importance_score),
+        (m2_importance_relevance.RELEVANCE_CASES, "relevance_score", relevance_score),
+        (m3_retrieval_score.CASES, "retrieval_score", retrieval_score),
     ],
 )
 def test_every_written_out_answer_is_what_the_reference_computes(cases, name, function):
@@ -51,7 +57,7 @@ def test_every_written_out_answer_is_what_the_reference_computes(cases, name, fu
 
 
 def test_every_scenario_answer_is_what_the_reference_retriever_returns():
-    for scenario in retriever_checks.SCENARIOS:
+    for scenario in m4_retriever.SCENARIOS:
         store = scenario.build()
         rows = rank_memories(
             store, scenario.query, checks.NOW, scenario.weights, scenario.decay_rate
@@ -69,8 +75,8 @@ def _stub(*args, **kwargs):
         (checks.check_recency_score, "code/scoring.py, Milestone 1 (01_recency.ipynb)"),
         (checks.check_relevance_score, "code/scoring.py, Milestone 2"),
         (checks.check_retrieval_score, "code/scoring.py, Milestone 3"),
-        (retriever_checks.check_retrieve, "code/retriever.py, Milestone 4"),
-        (retriever_checks.check_rank_memories, "code/retriever.py, Milestone 4"),
+        (checks.check_retrieve, "code/retriever.py, Milestone 4"),
+        (checks.check_rank_memories, "code/retriever.py, Milestone 4"),
     ],
 )
 def test_a_stub_is_reported_as_not_implemented_with_its_file_and_milestone(check, where):
@@ -240,7 +246,7 @@ WRONG_RETRIEVE = [
 @pytest.mark.parametrize(("mistake", "wrong"), WRONG_RETRIEVE, ids=[m for m, _ in WRONG_RETRIEVE])
 def test_a_wrong_retriever_fails_naming_its_mistake(mistake, wrong):
     with pytest.raises(CheckFailed) as failure:
-        retriever_checks.check_retrieve(wrong)
+        checks.check_retrieve(wrong)
     message = str(failure.value)
     assert "expected:" in message and "got:" in message
     assert mistake in message, message
@@ -254,23 +260,32 @@ def test_a_ranking_that_refreshes_memories_fails():
         return rows
 
     with pytest.raises(CheckFailed, match="refreshing belongs to retrieve"):
-        retriever_checks.check_rank_memories(touching)
+        checks.check_rank_memories(touching)
 
 
 def test_in_a_notebook_a_stub_and_a_failed_check_show_a_short_message_not_a_traceback(tmp_path):
     import nbformat
     from nbclient import NotebookClient
 
-    code_dir = str(Path(checks.__file__).parent)
+    code_dir = str(Path(checks.__file__).parents[2])
+    stub = "def retrieve(*a):\n    raise NotImplementedError()\nretrieve()"
     nb = nbformat.v4.new_notebook()
     nb.cells = [
-        nbformat.v4.new_code_cell(f"import sys; sys.path.insert(0, {code_dir!r}); import checks"),
-        nbformat.v4.new_code_cell("def retrieve(*a):\n    raise NotImplementedError()\nretrieve()"),
+        nbformat.v4.new_code_cell(
+            f"import sys; sys.path.insert(0, {code_dir!r})\nfrom teaching import checks"
+        ),
+        nbformat.v4.new_code_cell(stub),  # importing the checks installs nothing
+        nbformat.v4.new_code_cell(
+            "from teaching.notebook import show_stubs_as_messages\nassert show_stubs_as_messages()"
+        ),
+        nbformat.v4.new_code_cell(stub),
         nbformat.v4.new_code_cell("checks.check_importance_score(lambda importance: importance)"),
         nbformat.v4.new_code_cell("raise NotImplementedError('not a learner function')"),
     ]
     NotebookClient(nb, kernel_name="python3", allow_errors=True, timeout=60).execute()
-    stub, wrong, other = (cell.outputs[-1] for cell in nb.cells[1:])
+    assert nb.cells[2].outputs == []  # the set-up cell ran clean
+    before, stub, wrong, other = (nb.cells[i].outputs[-1] for i in (1, 3, 4, 5))
+    assert before.ename == "NotImplementedError" and len(before.traceback) > 2
     assert stub.output_type == wrong.output_type == other.output_type == "error"
     assert stub.ename == "NotImplementedYet"
     assert "code/retriever.py, Milestone 4" in stub.evalue
@@ -278,6 +293,12 @@ def test_in_a_notebook_a_stub_and_a_failed_check_show_a_short_message_not_a_trac
     assert wrong.ename == "CheckFailed"
     assert "the rating was returned as is" in "\n".join(wrong.traceback)
     assert other.ename == "NotImplementedError" and len(other.traceback) > 2
+
+
+def test_outside_ipython_the_notebook_set_up_does_nothing():
+    from teaching.notebook import show_stubs_as_messages
+
+    assert show_stubs_as_messages() is False
 
 
 def test_require_milestones_prints_one_line_when_all_pass(capsys):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from conftest import DAY, NOW
-from consolidation import (
+from embedding_helpers import Embedder
+from extensions.consolidation import (
     MIN_CLUSTER_SIZE,
     SUMMARY_PROMPT,
     consolidate,
@@ -13,10 +14,9 @@ from consolidation import (
     offline_summary,
     summarise_cluster,
 )
-from embedding_helpers import Embedder
+from extensions.superseding import fact_history
 from memory_store import MemoryStore
 from retriever import retrieve
-from superseding import fact_history
 
 POOL_LEAK = [
     "debugged the connection pool leak in the billing API",
@@ -138,12 +138,12 @@ def test_a_real_model_writes_the_fact_and_an_empty_reply_falls_back(
 
 @pytest.mark.slow
 def test_a_failing_model_falls_back_to_the_offline_summary(embedder, monkeypatch):
-    import local_models
+    from lab import models
 
     def broken(**kwargs):
         raise ConnectionError("no route to host")
 
-    monkeypatch.setattr(local_models.load_litellm(), "completion", broken)
+    monkeypatch.setattr(models.load_litellm(), "completion", broken)
     store = make_store(embedder, POOL_LEAK)
     text, source = summarise_cluster(list(store)[:5], model=REAL_MODEL)
     assert text.startswith("Recurring") and "no route to host" in source
@@ -229,7 +229,7 @@ def test_a_failure_while_archiving_leaves_every_episode_live_and_no_fact(embedde
 
 
 def test_every_summary_is_written_before_any_store_change(embedder, monkeypatch):
-    import consolidation
+    from extensions import consolidation
 
     store = make_store(embedder, POOL_LEAK, extra=BACKUP)
     assert len(find_clusters(store)) == 2
@@ -264,7 +264,7 @@ def test_offline_summary_takes_any_iterable_of_memories(embedder):
 def test_a_failed_archive_in_a_store_file_leaves_a_file_that_reopens_unchanged(
     embedder, monkeypatch, tmp_path
 ):
-    from persistent_store import PersistentMemoryStore
+    from lab.sqlite_store import PersistentMemoryStore
 
     path = tmp_path / "memories.sqlite3"
     with PersistentMemoryStore(path, "eric") as store:

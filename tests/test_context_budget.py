@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from chat_with_memory import parse_memory_block, render_memory_block
 from conftest import DAY, NOW
-from context_budget import (
+from embedding_helpers import Embedder
+from extensions.context_budget import (
     count_tokens,
     fit_to_budget,
     overflow_summary,
     recall_within_budget,
     render_with_summary,
 )
-from embedding_helpers import Embedder
+from lab.memory_block import parse_memory_block, render_memory_block
 from memory_store import MemoryStore
 
 TEXTS = [

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from conftest import NOW
-from distillation import (
+from embedding_helpers import Embedder
+from extensions.distillation import (
     DISTILL_PROMPT,
     DistillationError,
     Fact,
@@ -16,7 +17,6 @@ from distillation import (
     parse_facts,
     remember_distilled,
 )
-from embedding_helpers import Embedder
 from memory_store import MemoryStore
 
 REAL_MODEL = "openai/gpt-4o-mini"  # answered by litellm's mock_response, never called

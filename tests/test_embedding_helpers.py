@@ -12,9 +12,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-import local_models
 from conftest import HOUR, NOW
-from embedding_helpers import Embedder, offline_dimensions, offline_embedding, tokenize
+from embedding_helpers import Embedder
+from lab import models
+from lab.offline_embedding import offline_dimensions, offline_embedding
+from lab.text import tokenize
 from memory_store import EmbeddingModelMismatch, Memory, MemoryStore
 from retriever import retrieve
 from scoring import relevance_score
@@ -138,7 +140,7 @@ def test_embedder_defaults_to_the_offline_model_without_calling_litellm(monkeypa
     def no_litellm(*args, **kwargs):
         raise AssertionError("the offline model must not go through litellm")
 
-    monkeypatch.setattr(local_models, "embed", no_litellm)
+    monkeypatch.setattr(models, "embed", no_litellm)
     embedder = Embedder()
     assert embedder.model == "memorylab/hashed-bow-384"
     np.testing.assert_allclose(embedder.embed_one(GROQ), offline_embedding(GROQ), atol=1e-12)
@@ -194,14 +196,14 @@ def test_query_refuses_a_store_of_hand_made_vectors():
         Embedder().query(store, QUERY)
 
 
-def test_a_real_model_is_embedded_through_local_models(monkeypatch):
+def test_a_real_model_is_embedded_through_lab_models(monkeypatch):
     calls = []
 
     def fake_embed(model, texts, api_base=None, timeout=60.0):
         calls.append((model, texts, api_base, timeout))
         return [(1.0, 0.0), (0.0, 1.0)]
 
-    monkeypatch.setattr(local_models, "embed", fake_embed)
+    monkeypatch.setattr(models, "embed", fake_embed)
     embedder = Embedder("openai/text-embedding-3-small", "http://localhost:4000", timeout=5)
     vectors = embedder.embed(["a", "b"])
     assert calls == [("openai/text-embedding-3-small", ["a", "b"], "http://localhost:4000", 5)]
@@ -216,18 +218,18 @@ def test_a_real_model_takes_api_base_and_timeout_from_the_settings(monkeypatch):
     assert embedder.timeout == pytest.approx(12.0)
 
 
-# --- local_models.embed: the litellm path -----------------------------------------------
+# --- models.embed: the litellm path -----------------------------------------------
 
 
 @pytest.mark.slow
 def test_litellm_path_gives_the_same_vector_as_offline_embedding():
-    [vector] = local_models.embed("memorylab/hashed-bow-384", ["Groq API"])
+    [vector] = models.embed("memorylab/hashed-bow-384", ["Groq API"])
     np.testing.assert_allclose(vector, offline_embedding("Groq API"), rtol=0, atol=1e-12)
 
 
 def fake_litellm(monkeypatch, embedding):
     """Stand in for the litellm module, so these tests need neither it nor a network."""
-    monkeypatch.setattr(local_models, "_litellm", SimpleNamespace(embedding=embedding))
+    monkeypatch.setattr(models, "_litellm", SimpleNamespace(embedding=embedding))
 
 
 def test_a_failing_embedding_model_raises_runtimeerror_with_a_hint(monkeypatch):
@@ -236,7 +238,7 @@ def test_a_failing_embedding_model_raises_runtimeerror_with_a_hint(monkeypatch):
 
     fake_litellm(monkeypatch, refuse)
     with pytest.raises(RuntimeError, match="(?s)no route to host.*unset MEMORY_LAB_EMBED_MODEL"):
-        local_models.embed("openai/text-embedding-3-small", ["a"])
+        models.embed("openai/text-embedding-3-small", ["a"])
 
 
 def test_a_wrong_number_of_vectors_raises_runtimeerror(monkeypatch):
@@ -245,7 +247,7 @@ def test_a_wrong_number_of_vectors_raises_runtimeerror(monkeypatch):
     with pytest.raises(
         RuntimeError, match="text-embedding-3-small.*returned 1 vectors for 2 texts"
     ):
-        local_models.embed("openai/text-embedding-3-small", ["a", "b"])
+        models.embed("openai/text-embedding-3-small", ["a", "b"])
 
 
 def test_an_empty_model_name_is_an_error_not_the_default():
@@ -254,7 +256,7 @@ def test_an_empty_model_name_is_an_error_not_the_default():
 
 
 def test_remember_gives_the_memory_the_stores_user_or_the_one_asked_for(tmp_path):
-    from persistent_store import PersistentMemoryStore
+    from lab.sqlite_store import PersistentMemoryStore
 
     embedder = Embedder()
     assert embedder.remember(MemoryStore(), "likes tea", now=NOW).user_id == "default"

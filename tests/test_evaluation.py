@@ -6,31 +6,19 @@ import math
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-import eval_data
-import evaluation
-from embedding_helpers import Embedder, tokenize
-from evaluation import (
-    DEFAULT_DATA,
-    STRATEGIES,
-    Question,
-    Strategy,
-    ablation,
-    decay_from_half_lives,
-    evaluate,
-    format_table,
-    load_dataset,
-    main,
-    rank,
-    recall_at_k,
-    reciprocal_rank,
-    same_decay,
-)
+from conftest import LAUNCHER
+from embedding_helpers import Embedder
+from evaluation.cli import DEFAULT_DATA, main
+from evaluation.dataset import Question, load_dataset
+from evaluation.metrics import ablation, evaluate, format_table, recall_at_k, reciprocal_rank
+from evaluation.strategies import STRATEGIES, Strategy, decay_from_half_lives, rank, same_decay
+from lab.text import tokenize
 from scoring import relevance_score
+from tools import eval_data
 
 OFFLINE = "memorylab/hashed-bow-384"
 DAY = "2025-03-{:02d}T12:00:00Z"
@@ -272,7 +260,7 @@ def test_decay_from_half_lives_halves_recency_after_one_half_life():
 
 def test_shipped_dataset_is_exactly_what_the_generator_makes():
     assert DEFAULT_DATA.read_text(encoding="utf-8") == eval_data.dumps(eval_data.generate()), (
-        "data/eval/one_year.json differs from code/eval_data.py: run python code/eval_data.py"
+        "data/eval/one_year.json differs from tools/eval_data.py: run python tools/eval_data.py"
     )
 
 
@@ -312,7 +300,7 @@ def test_the_command_prints_the_same_table_under_any_hash_seed():
     # may depend on it (set order, hash()), or two machines would print different tables.
     def table(seed: str) -> str:
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        command = [sys.executable, str(Path(evaluation.__file__)), "--strategy", "ram"]
+        command = [sys.executable, str(LAUNCHER), "evaluate", "--strategy", "ram"]
         done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
         return done.stdout
 
@@ -363,12 +351,12 @@ def test_command_reports_an_unknown_embedding_model_and_exits_2(capsys):
 
 
 def test_command_reports_a_failing_embedding_model_and_exits_2(monkeypatch, capsys):
-    import local_models
+    from lab import models
 
     def refuse(model, texts, **_):
         raise RuntimeError(f"the embedding model {model!r} failed: no key")
 
-    monkeypatch.setattr(local_models, "embed", refuse)
+    monkeypatch.setattr(models, "embed", refuse)
     assert main(["--embed-model", "someone/else"]) == 2
     err = capsys.readouterr().err
     assert "error: the embedding model 'someone/else' failed: no key" in err
@@ -390,4 +378,6 @@ def test_a_bad_option_is_refused_in_one_line_with_status_2(argv, message, capsys
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     [line] = err.splitlines()  # one line, not argparse's usage block
-    assert line.startswith(f"evaluation.py: error: {message}") and line.endswith("(see --help)")
+    assert line.startswith(f"python code/run.py evaluate: error: {message}") and line.endswith(
+        "(see --help)"
+    )

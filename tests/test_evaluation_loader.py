@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from conversation_dataset import DatasetError, load_dataset
 from embedding_helpers import Embedder
+from evaluation.dataset import DatasetError, load_dataset
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "data" / "eval" / "example_conversations.json"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import DAY, NOW
-from forgetting import forgettable, keep_reasons, prune
+from extensions.forgetting import forgettable, keep_reasons, prune
 from memory_store import Memory, MemoryStore
 
 

@@ -201,7 +201,7 @@ def test_every_self_check_edit_applies_to_the_reference_exactly_once(submission)
 
 def run_progress(code: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, str(code / "progress.py"), *args], capture_output=True, text=True
+        [sys.executable, str(code / "run.py"), "progress", *args], capture_output=True, text=True
     )
 
 
@@ -224,7 +224,7 @@ def test_progress_shows_each_milestone_and_what_to_do_next(tmp_path):
 
 
 def test_progress_reports_todo_fail_and_pass_and_names_the_next_step():
-    from progress import Outcome, report
+    from teaching.progress import Outcome, report
 
     outcomes = [
         Outcome("recency_score", "pass", "7 checks passed"),
@@ -241,8 +241,8 @@ def test_progress_reports_todo_fail_and_pass_and_names_the_next_step():
 
 
 def test_progress_runs_a_check_in_process_and_sorts_its_outcome(monkeypatch):
-    import checks
-    from progress import run_one
+    from teaching import checks
+    from teaching.progress import run_one
 
     assert run_one("importance_score") == ("pass", "4 checks passed")
 
@@ -256,7 +256,7 @@ def test_progress_runs_a_check_in_process_and_sorts_its_outcome(monkeypatch):
         raise KeyError("x")
 
     for replacement, status in ((wrong, "FAIL"), (stub, "todo"), (broken, "FAIL")):
-        monkeypatch.setattr(checks, "check_importance_score", replacement)
+        monkeypatch.setitem(checks.CHECKS, "importance_score", replacement)
         assert run_one("importance_score")[0] == status
 
 

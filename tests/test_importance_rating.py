@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from conftest import NOW
 from embedding_helpers import Embedder
-from importance_rating import (
+from extensions.importance_rating import (
     BASE_IMPORTANCE,
     CUES,
     RATING_PROMPT,
@@ -117,9 +117,9 @@ def test_a_real_model_is_asked_through_litellm_and_its_reply_parsed(reply, value
 
 @pytest.mark.slow
 def test_a_failing_model_falls_back_to_the_heuristic_and_says_why(monkeypatch):
-    import local_models
+    from lab import models
 
-    litellm = local_models.load_litellm()
+    litellm = models.load_litellm()
 
     def broken(**kwargs):
         raise ConnectionError("no route to host")
@@ -171,7 +171,7 @@ def test_the_heuristic_always_rates_in_range(text):
 
 
 def test_a_bad_kind_is_refused_before_the_model_is_asked(monkeypatch):
-    import importance_rating
+    from extensions import importance_rating
 
     def no_call(*args, **kwargs):
         raise AssertionError("the model was asked before the arguments were checked")

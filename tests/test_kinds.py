@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from kinds import (
+from extensions.kinds import (
     DEFAULT_HALF_LIVES,
     decay_rate_for_half_life,
     decay_rate_for_kind,

@@ -9,11 +9,11 @@ import xml.etree.ElementTree as ET
 import plotly.graph_objects as go
 import pytest
 
-import lab_widgets
 import scoring
-from lab_widgets import DecayCurveExplorer, LiveFunction, WeightsExplorer, min_max
 from memory_store import Memory, MemoryStore
-from svg_chart import figure_svg
+from teaching import widgets as lab_widgets
+from teaching.svg_chart import figure_svg
+from teaching.widgets import DecayCurveExplorer, LiveFunction, WeightsExplorer, min_max
 
 NOW = 1_000_000.0
 HOUR = 3600.0

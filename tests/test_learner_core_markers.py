@@ -17,11 +17,12 @@ import nbformat
 import pytest
 from nbgrader.preprocessors import ClearSolutions
 
+from teaching.milestones import MILESTONES
+
 CODE = Path(__file__).resolve().parent.parent / "code"
-LEARNER_CORE = {
-    "scoring.py": ["recency_score", "importance_score", "relevance_score", "retrieval_score"],
-    "retriever.py": ["rank_memories", "retrieve"],
-}
+LEARNER_CORE: dict[str, list[str]] = {}  # "scoring.py" -> its learner functions, in order
+for _row in MILESTONES.values():
+    LEARNER_CORE.setdefault(f"{_row.module}.py", []).append(_row.name)
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 
 
@@ -71,8 +72,9 @@ def test_every_learner_function_has_exactly_one_solution_region(filename):
 @pytest.fixture
 def student_modules(tmp_path, monkeypatch):
     """The code/ folder as a learner receives it, imported fresh from a temporary copy."""
-    for path in CODE.glob("*.py"):
-        shutil.copy(path, tmp_path / path.name)
+    shutil.copytree(
+        CODE, tmp_path, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__")
+    )
     for filename in LEARNER_CORE:
         (tmp_path / filename).write_text(cleared((CODE / filename).read_text()))
     for name in ("scoring", "retriever", "memory_store"):

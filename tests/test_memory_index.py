@@ -1,4 +1,4 @@
-"""memory_index.py: the same memories in the same order as the learner's retriever, faster."""
+"""scale/memory_index.py: the same memories in the same order as the learner's retriever, faster."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import DAY, HOUR, NOW
-from memory_index import IndexOutOfStep, MemoryIndex
 from memory_store import Memory, MemoryStore
 from retriever import rank_memories, retrieve
+from scale.memory_index import IndexOutOfStep, MemoryIndex
 
 # Few distinct values, so that exact ties are common, plus near-ties that float32 cannot
 # tell apart: [1, 1e-7] and [1, 0] are the same vector in float32, not in float64.

@@ -12,17 +12,8 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from conftest import DAY, HOUR, NOW
-from memory_store import (
-    KINDS,
-    EmbeddingModelMismatch,
-    Memory,
-    MemoryStore,
-    as_number,
-    as_timestamp,
-    as_vector,
-    check_importance,
-    check_k,
-)
+from lab.validation import KINDS, as_number, as_timestamp, as_vector, check_importance, check_k
+from memory_store import EmbeddingModelMismatch, Memory, MemoryStore
 
 
 def make(memory_id="m1", text="decided to default to Groq", **fields) -> Memory:
@@ -346,7 +337,7 @@ def test_memory_created_at_defaults_to_a_given_last_access():
 
 @pytest.mark.parametrize("name", ["now", "importance"])
 def test_a_number_too_large_for_a_float_is_a_value_error_naming_it(name):
-    from memory_store import as_number
+    from lab.validation import as_number
 
     with pytest.raises(ValueError, match=f"{name} is too large"):
         (as_timestamp if name == "now" else as_number)(10**400, name)

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-import mentor
-from mentor import (
+from teaching import mentor
+from teaching.mentor import (
     CHECKLISTS,
     check_answer,
     main,
@@ -283,12 +283,12 @@ def test_a_real_model_is_asked_once_per_answered_question(answers_file):
 
 
 def test_a_failing_model_writes_nothing_and_says_why(answers_file, monkeypatch, capsys):
-    import local_models
+    from lab import models
 
     def fail(*args, **kwargs):
         raise RuntimeError("the chat model 'gpt-4o-mini' failed: AuthenticationError")
 
-    monkeypatch.setattr(local_models, "complete", fail)
+    monkeypatch.setattr(models, "complete", fail)
     path = answers_file({"Q1": "It is stateless."})
     assert main(["--understanding", str(path), "--model", "gpt-4o-mini"]) == 1
     assert "AuthenticationError" in capsys.readouterr().err
@@ -348,7 +348,7 @@ def test_the_script_runs_offline_without_importing_litellm(answers_file, tmp_pat
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_LAB_")}
     env.update(PYTHONPATH=str(ROOT / "code"), MEMORY_LAB_ENV_FILE="")
     source = (
-        "import sys, mentor\n"
+        "import sys\nfrom teaching import mentor\n"
         f"status = mentor.main(['--understanding', {str(path)!r}])\n"
         "sys.stderr.write(repr((status, 'litellm' in sys.modules)))\n"
     )
@@ -357,7 +357,7 @@ def test_the_script_runs_offline_without_importing_litellm(answers_file, tmp_pat
     )
     assert result.stderr == "(0, False)"
     script = subprocess.run(
-        [sys.executable, "code/mentor.py", "--understanding", str(tmp_path / "none.md")],
+        [sys.executable, "code/run.py", "mentor", "--understanding", str(tmp_path / "none.md")],
         capture_output=True,
         text=True,
         env=env,

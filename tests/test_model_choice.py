@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from importance_rating import rate_importance
-from model_choice import ask, is_offline, resolve_chat_model
+from extensions.importance_rating import rate_importance
+from extensions.model_choice import ask, is_offline, resolve_chat_model
 
 
 def test_with_nothing_configured_the_offline_model_is_chosen():

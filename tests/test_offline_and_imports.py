@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from local_models import offline_reply
+from lab.offline_chat import offline_reply
 
 ROOT = Path(__file__).resolve().parent.parent
 CODE = ROOT / "code"
@@ -62,7 +62,7 @@ def test_importing_the_lab_prints_nothing_and_loads_no_heavy_library():
     result = run_python(
         "-c",
         "import sys\n"
-        "import scoring, retriever, memory_store, config, embedding_helpers, local_models\n"
+        "import scoring, retriever, memory_store, config, embedding_helpers, lab.models\n"
         "import chat_with_memory\n"
         "heavy = sorted(m for m in ('litellm', 'numpy', 'dotenv', 'openai') if m in sys.modules)\n"
         "sys.stderr.write(repr(heavy))\n",
@@ -70,6 +70,43 @@ def test_importing_the_lab_prints_nothing_and_loads_no_heavy_library():
     assert result.returncode == 0, result.stderr
     assert result.stdout == ""
     assert result.stderr == "[]"
+
+
+LAB_MODULES = sorted(
+    "lab." + path.stem for path in (CODE / "lab").glob("*.py") if path.stem != "__init__"
+)
+
+
+def test_importing_every_module_of_lab_is_silent_and_light():
+    # lab/ is what everything stands on: no numpy, no litellm (models.py imports it late)
+    assert "lab.models" in LAB_MODULES and len(LAB_MODULES) >= 10
+    result = run_python(
+        "-W",
+        "error",
+        "-c",
+        "import sys\n"
+        f"import {', '.join(LAB_MODULES)}\n"
+        "heavy = sorted(m for m in ('litellm', 'numpy', 'dotenv', 'openai') if m in sys.modules)\n"
+        "sys.stderr.write(repr(heavy))\n",
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "[]")
+
+
+@pytest.mark.parametrize(
+    ("argv", "status", "shown"),
+    [
+        ([], 2, "python code/run.py progress"),
+        (["--help"], 0, "python code/run.py evaluate"),
+        (["grade"], 2, "unknown command 'grade'"),
+        (["mentor", "--help"], 0, "usage: python code/run.py mentor"),
+        (["evaluate", "--help"], 0, "usage: python code/run.py evaluate"),
+        (["chat", "--help"], 0, "usage: python code/chat_with_memory.py"),
+    ],
+)
+def test_the_launcher_runs_each_command_in_one_short_line(argv, status, shown):
+    result = run_python("code/run.py", *argv)
+    assert result.returncode == status, result.stderr
+    assert shown in result.stdout + result.stderr
 
 
 def test_importing_the_learner_core_raises_no_warning():
@@ -85,13 +122,13 @@ def test_a_whole_offline_chat_turn_never_touches_the_network():
         from chat_with_memory import chat_with_memory
         from embedding_helpers import Embedder
         from memory_store import MemoryStore
-        import local_models
+        from lab import models
 
         store = MemoryStore()
         Embedder().remember(store, "Eric prefers Groq for the default API", now=0)
         result = chat_with_memory("which API should I default to?", store, now=3600)
         print(result.reply)
-        print(local_models.embed("memorylab/hashed-bow-384", ["Groq"])[0] ==
+        print(models.embed("memorylab/hashed-bow-384", ["Groq"])[0] ==
               Embedder().embed_one("Groq"))
         """
     )
@@ -117,17 +154,17 @@ def test_the_terminal_chat_runs_as_a_script():
 
 
 def test_litellm_is_registered_once_with_the_memorylab_provider():
-    import local_models
+    from lab import models
 
-    litellm = local_models.load_litellm()
-    assert local_models.load_litellm() is litellm
+    litellm = models.load_litellm()
+    assert models.load_litellm() is litellm
     providers = [item["provider"] for item in litellm.custom_provider_map]
     assert providers.count("memorylab") == 1
 
 
 def block(*items: dict) -> str:
 
-    from chat_with_memory import render_memory_block  # noqa: F401  (format reference)
+    from lab.memory_block import render_memory_block  # noqa: F401  (format reference)
 
     return "<memories>\n[\n" + ",\n".join(json.dumps(i) for i in items) + "\n]\n</memories>"
 

@@ -1,4 +1,4 @@
-"""persistent_store.py and store_file.py: memories survive restarts, one user per store.
+"""lab/sqlite_store.py and lab/store_file.py: memories survive restarts, one user per store.
 
 The failure paths run for real: a writer killed with SIGKILL in a subprocess, two writer
 processes on one file, files that are not stores (checked byte for byte afterwards).
@@ -17,19 +17,20 @@ from pathlib import Path
 
 import pytest
 
-from chat_with_memory import chat_with_memory, parse_memory_block
+from chat_with_memory import chat_with_memory
 from conftest import DAY, HOUR, NOW
 from embedding_helpers import Embedder
-from memory_store import EmbeddingModelMismatch, Memory, MemoryStore
-from persistent_store import (
+from lab.memory_block import parse_memory_block
+from lab.sqlite_store import (
     NewerSchemaError,
     PersistentMemoryStore,
     StoreFileError,
     export_jsonl,
     list_users,
 )
+from lab.store_file import SCHEMA_VERSION
+from memory_store import EmbeddingModelMismatch, Memory, MemoryStore
 from retriever import retrieve
-from store_file import SCHEMA_VERSION
 
 CODE = Path(__file__).resolve().parent.parent / "code"
 EMBEDDER = Embedder("memorylab/hashed-bow-384")
@@ -416,7 +417,7 @@ def python(source: str, *args: str) -> subprocess.Popen:
 KILLED_WRITER = """
     import sys
     from memory_store import Memory
-    from persistent_store import PersistentMemoryStore
+    from lab.sqlite_store import PersistentMemoryStore
 
     store = PersistentMemoryStore(sys.argv[1])
     for i in range(1, 1_000_000):  # writes until it is killed
@@ -457,7 +458,7 @@ def test_a_writer_killed_mid_write_loses_no_committed_memory_and_no_half_save(pa
 CONCURRENT_WRITER = """
     import sys
     from embedding_helpers import Embedder
-    from persistent_store import PersistentMemoryStore
+    from lab.sqlite_store import PersistentMemoryStore
 
     path, user, name = sys.argv[1:]
     embedder = Embedder("memorylab/hashed-bow-384")
@@ -588,7 +589,7 @@ def test_adding_a_memory_superseded_by_one_another_store_removed_is_refused(path
 
 
 def test_a_file_that_cannot_be_written_is_refused_by_name_and_left_untouched(path, monkeypatch):
-    import store_file
+    from lab import store_file
 
     with open_store(path) as store:
         store.add(memory("m1"))

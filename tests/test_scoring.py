@@ -11,13 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import HOUR, NOW
-from scoring import (
-    check_weights,
-    importance_score,
-    recency_score,
-    relevance_score,
-    retrieval_score,
-)
+from lab.validation import check_weights
+from scoring import importance_score, recency_score, relevance_score, retrieval_score
 
 # --- recency ---------------------------------------------------------------------------
 

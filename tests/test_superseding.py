@@ -1,4 +1,4 @@
-"""superseding.py: replacing a fact keeps the old one as history and never recalls it."""
+"""extensions/superseding.py: replacing a fact keeps the old one as history and never recalls it."""
 
 from __future__ import annotations
 
@@ -6,15 +6,15 @@ import pytest
 
 from conftest import DAY, NOW
 from embedding_helpers import Embedder
-from memory_store import Memory, MemoryStore
-from retriever import retrieve
-from superseding import (
+from extensions.superseding import (
     current_version,
     fact_history,
     likely_replaced,
     remember_fact,
     replace_fact,
 )
+from memory_store import Memory, MemoryStore
+from retriever import retrieve
 
 GROQ = "Eric prefers Groq for the default API"
 OPENAI = "Eric now prefers OpenAI for the default API"

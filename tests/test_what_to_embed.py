@@ -1,4 +1,4 @@
-"""what_to_embed.py: noise is not stored; turns group into episodes at pauses."""
+"""extensions/what_to_embed.py: noise is not stored; turns group into episodes at pauses."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from hypothesis import strategies as st
 
 from conftest import NOW
 from embedding_helpers import Embedder
-from memory_store import MemoryStore
-from what_to_embed import (
+from extensions.what_to_embed import (
     episode_text,
     filter_turns,
     group_episodes,
@@ -17,6 +16,7 @@ from what_to_embed import (
     skip_reason,
     worth_embedding,
 )
+from memory_store import MemoryStore
 
 MINUTE = 60.0
 

@@ -1,0 +1,9 @@
+"""Evaluation: how well does retrieval find what a question needs?
+
+    dataset.py     the dataset format and its loader (a year of one person's memories)
+    strategies.py  ways to rank: the learner's scoring with different settings
+    metrics.py     recall@k and reciprocal rank, averaged; the ablation table
+    cli.py         python code/run.py evaluate
+
+See docs/evaluation.md for what the numbers mean.
+"""

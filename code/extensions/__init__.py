@@ -1,0 +1,14 @@
+"""Beyond the course's core: what real memory systems add to the three-signal score.
+
+    kinds.py              episodic, semantic and procedural memories decay at their own rates
+    superseding.py        a new fact replaces the old one it contradicts
+    importance_rating.py  importance rated by a model (or a heuristic offline)
+    consolidation.py      many episodes condensed into one durable fact
+    forgetting.py         pruning what is old, unimportant and never recalled
+    what_to_embed.py      which turns deserve a memory, and grouping turns into episodes
+    distillation.py       a conversation distilled into a few memories
+    context_budget.py     recalled memories fitted into a token budget
+    model_choice.py       the chat model the extensions ask, offline or configured
+
+Notebook 07 walks through them; each module's docstring says what it leaves out.
+"""

@@ -1,0 +1,213 @@
+"""Consolidation: many episodes about one thing become one durable fact.
+
+After the fifth "debugged the connection pool leak again", the individual episodes
+matter less than the lesson they add up to. Consolidation finds clusters of related
+episodic memories (five or more, by default), writes one semantic memory that states
+what they have in common, and archives the episodes: each is superseded by the new
+fact, so retrieval returns the fact instead of five near-duplicates, while the
+episodes stay in the store as its evidence (the fact's metadata lists their ids, and
+superseding.fact_history(store, fact.id) returns them). Specifics fade, the lesson stays.
+
+    for c in consolidate(store, embedder, now):
+        print(c.fact.text, c.fact.metadata["evidence"])
+
+Clustering is a greedy average-link pass in store order: each live episode joins the
+cluster it is most similar to on average (cosine of the stored embeddings), if that
+average reaches `min_similarity`, or starts a new cluster. It is deterministic and
+easy to follow, not optimal. The summary comes from a chat model through litellm when
+one is configured; offline, a deterministic summariser quotes the most typical episode.
+
+A cluster never mixes users: in a store holding several users' memories, each user's
+episodes are clustered apart, and each fact belongs to the user whose episodes it sums up.
+
+Deliberately left out: scheduling (run it nightly, say).
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import NamedTuple
+
+from embedding_helpers import Embedder
+from extensions.model_choice import ask, is_offline, resolve_chat_model
+from lab.memory_block import format_date
+from lab.validation import as_number, as_timestamp, check_importance
+from memory_store import Memory, MemoryStore
+from scoring import relevance_score
+
+MIN_CLUSTER_SIZE = 5  # "five episodes about the same thing become one fact"
+DEFAULT_MIN_SIMILARITY = 0.4  # average cosine to the cluster; offline: about half the words
+FACT_IMPORTANCE = 6  # the course's 0.6 on a 0-1 scale
+
+SUMMARY_PROMPT = """Below are {n} notes, each about an event in a person's life, that \
+seem to concern the same thing. Write ONE standalone sentence stating the durable fact \
+or lesson they add up to, readable months from now without the notes. Reply with that \
+sentence only.
+
+{notes}"""
+
+
+class Consolidation(NamedTuple):
+    """One cluster and the fact written for it (fact is None on a dry run)."""
+
+    text: str
+    evidence: list[Memory]
+    fact: Memory | None
+    source: str  # "model" or "offline", and why when a model was not used
+
+
+def find_clusters(
+    store: MemoryStore,
+    min_size: int = MIN_CLUSTER_SIZE,
+    min_similarity: float = DEFAULT_MIN_SIMILARITY,
+) -> list[list[Memory]]:
+    """Groups of at least `min_size` related live episodes, each in store order.
+
+    A cluster holds one user's episodes only, even in a store that mixes users.
+
+    find_clusters(store) -> [[Memory(id='m1', ...), ..., Memory(id='m5', ...)]]  (five leaks)
+    """
+    if not isinstance(store, MemoryStore):
+        raise TypeError(f"store must be a MemoryStore, got {type(store).__name__}")
+    min_size = _check_size(min_size)
+    threshold = as_number(min_similarity, "min_similarity")
+    if not -1.0 <= threshold <= 1.0:
+        raise ValueError(f"min_similarity must be a cosine in [-1, 1], got {min_similarity!r}")
+    clusters: list[list[Memory]] = []
+    for memory in store.live():
+        if memory.kind != "episodic":
+            continue  # facts and skills are consolidated already
+        best, best_similarity = None, threshold
+        for cluster in clusters:
+            if cluster[0].user_id != memory.user_id:
+                continue  # never merge two people's episodes into one fact
+            similarity = sum(relevance_score(memory.embedding, m.embedding) for m in cluster)
+            similarity /= len(cluster)  # average link: like the cluster as a whole
+            # reaching the threshold is enough; of two equally similar clusters, the older wins
+            if similarity > best_similarity or (best is None and similarity == threshold):
+                best, best_similarity = cluster, similarity
+        if best is None:
+            clusters.append([memory])
+        else:
+            best.append(memory)
+    return [cluster for cluster in clusters if len(cluster) >= min_size]
+
+
+def offline_summary(memories: list[Memory]) -> str:
+    """A deterministic one-line fact: how often, over what dates, and the typical episode.
+
+    The typical episode is the one most similar on average to the others (ties: earliest).
+        -> "Recurring (5 episodes, 2026-03-01 to 2026-03-20): debugged the pool leak again"
+    """
+    memories = list(memories)
+    if not memories:
+        raise ValueError("cannot summarise an empty cluster")
+
+    def typicality(m: Memory) -> float:
+        return sum(relevance_score(m.embedding, other.embedding) for other in memories)
+
+    typical = max(memories, key=typicality)  # max keeps the first of equal scores
+    first = format_date(min(m.created_at for m in memories))[:10]  # the date, no time
+    last = format_date(max(m.created_at for m in memories))[:10]
+    span = first if first == last else f"{first} to {last}"
+    return f"Recurring ({len(memories)} episodes, {span}): {typical.text}"
+
+
+def summarise_cluster(
+    memories: list[Memory], model: str | None = None, **model_kwargs
+) -> tuple[str, str]:
+    """The fact for a cluster and where it came from: (text, source).
+
+    With a real chat model (model, or MEMORY_LAB_CHAT_MODEL) the model writes it; an
+    empty reply or a failing model falls back to offline_summary and says so.
+    """
+    if not memories:
+        raise ValueError("cannot summarise an empty cluster")
+    model, kwargs = resolve_chat_model(model, **model_kwargs)
+    if is_offline(model):
+        return offline_summary(memories), "offline"
+    notes = "\n".join(f"- ({format_date(m.created_at)}) {m.text}" for m in memories)
+    prompt = SUMMARY_PROMPT.format(n=len(memories), notes=notes)
+    try:
+        reply = ask(model, prompt, **kwargs)
+    except RuntimeError as exc:
+        reason = str(exc).splitlines()[0]
+        return offline_summary(memories), f"offline (model failed: {reason})"
+    lines = [line.strip().strip('"').strip() for line in reply.splitlines()]
+    sentence = next((line for line in lines if line), "")
+    if not sentence:
+        return offline_summary(memories), "offline (the model's reply was empty)"
+    return sentence, "model"
+
+
+def consolidate(
+    store: MemoryStore,
+    embedder: Embedder,
+    now,
+    min_size: int = MIN_CLUSTER_SIZE,
+    min_similarity: float = DEFAULT_MIN_SIMILARITY,
+    importance: float = FACT_IMPORTANCE,
+    model: str | None = None,
+    dry_run: bool = False,
+    **model_kwargs,
+) -> list[Consolidation]:
+    """Turn every cluster of related episodes into one semantic fact; archive the episodes.
+
+    Inputs:
+        store: a one-user MemoryStore; embedder: the store's Embedder.
+        now: when the facts are written (epoch seconds or datetime).
+        min_size, min_similarity: see find_clusters.
+        importance: of each new fact, 1-10.
+        model: chat model for the summaries (None: MEMORY_LAB_CHAT_MODEL; offline: the
+            deterministic summariser). model_kwargs go to litellm (mock_response=...).
+        dry_run: only report what would be written; the store is not changed.
+    Returns:
+        one Consolidation per cluster. The fact has metadata["evidence"] = the episode
+        ids, and every episode has superseded_by = the fact's id.
+    Every summary is written (every model call made) before the store changes, and a
+    cluster is archived all or nothing: a failure leaves no fact and no dangling link.
+    """
+    now = as_timestamp(now, "now")
+    importance = check_importance(importance)
+    clusters = find_clusters(store, min_size, min_similarity)
+    summaries = [summarise_cluster(cluster, model, **model_kwargs) for cluster in clusters]
+    results = []
+    for cluster, (text, source) in zip(clusters, summaries):
+        fact = (
+            None if dry_run else _archive(store, embedder, cluster, text, source, importance, now)
+        )
+        results.append(Consolidation(text, cluster, fact, source))
+    return results
+
+
+def _archive(store, embedder, cluster, text, source, importance, now) -> Memory:
+    """Write the fact for `cluster` and supersede its episodes with it; undo all if one fails."""
+    evidence = [m.id for m in cluster]
+    fact = embedder.remember(
+        store,
+        text,
+        kind="semantic",
+        importance=importance,
+        now=now,
+        metadata={"evidence": evidence, "consolidated": len(evidence), "source": source},
+        user_id=cluster[0].user_id,  # the fact belongs to whoever lived the episodes
+    )
+    archived = []
+    try:
+        for m in cluster:
+            store.supersede(m.id, fact.id)  # archived: kept as evidence, never recalled
+            archived.append(m)
+    except BaseException:
+        for m in archived:
+            m.superseded_by = None  # live again
+        if hasattr(store, "save"):  # a PersistentMemoryStore: unlink them in the file first,
+            store.save()  # so that no stored episode names the fact removed next
+        store.remove(fact.id)
+        raise
+    return fact
+
+
+def _check_size(min_size) -> int:
+    if isinstance(min_size, bool) or not isinstance(min_size, numbers.Integral) or min_size < 2:
+        raise ValueError(f"min_size must be an integer >= 2 (a cluster), got {min_size!r}")
+    return int(min_size)

@@ -1,0 +1,121 @@
+"""Forgetting on purpose: prune episodes that are old, unimportant and never recalled.
+
+A store that only grows gets worse: every query scores more memories that nobody has
+ever needed, and some of them crowd out the ones that matter. So a memory system
+forgets deliberately. A memory is forgettable only when all of these hold:
+
+    it is an episode        facts and skills are superseded when wrong, never pruned
+    it is live              a superseded episode is evidence for the fact that replaced it
+    it is old               created more than `older_than_days` ago (course: 180 days)
+    it is unimportant       importance below `importance_below` (course: 0.3 of 1, so 3 of 10)
+    it was never recalled   last_accessed is still created_at: no query ever wanted it
+    nothing links to it     MemoryStore.remove refuses those, so they are kept
+
+`prune` removes those and returns them, so the caller can archive them elsewhere;
+`prune(..., dry_run=True)` and `keep_reasons` show what would go and why the rest stays.
+
+    gone = prune(store, now)            # [Memory(...), ...]: removed, yours to archive
+    keep_reasons(store.get("m4"), now)  # ['recalled since it was written']
+
+A store holding several users' memories is refused: pruning is one user's business.
+
+Deliberately left out: scheduling, archiving to disk, and choosing a user inside a
+shared store (open one user's store instead).
+"""
+
+from __future__ import annotations
+
+from lab.validation import IMPORTANCE_RANGE, as_number, as_timestamp
+from memory_store import Memory, MemoryStore, check_store
+
+SECONDS_PER_DAY = 86_400.0
+OLDER_THAN_DAYS = 180.0
+IMPORTANCE_BELOW = 3.0  # on the 1-10 scale; the course's 0.3 on a 0-1 scale
+
+
+def check_thresholds(older_than_days, importance_below) -> tuple[float, float]:
+    """Return both thresholds as floats, or raise naming the bad one and its rule."""
+    days = as_number(older_than_days, "older_than_days")
+    if days < 0:
+        raise ValueError(f"older_than_days must be >= 0, got {older_than_days!r}")
+    below = as_number(importance_below, "importance_below")
+    low, high = IMPORTANCE_RANGE
+    if not low <= below <= high:
+        hint = f" (on a 0-1 scale that is {below * 10:g} here)" if 0 < below < 1 else ""
+        raise ValueError(
+            f"importance_below is on the {low}-{high} importance scale, so it must be in "
+            f"[{low}, {high}]; got {importance_below!r}{hint}"
+        )
+    return days, below
+
+
+def keep_reasons(
+    memory: Memory,
+    now,
+    older_than_days: float = OLDER_THAN_DAYS,
+    importance_below: float = IMPORTANCE_BELOW,
+    linked: frozenset[str] = frozenset(),
+) -> list[str]:
+    """Why `memory` must stay; an empty list means it may be forgotten.
+
+    `linked` holds the ids that some memory's superseded_by names (see forgettable).
+        keep_reasons(trivial_old_episode, now) -> []
+        keep_reasons(fact, now) -> ['semantic: facts and skills are superseded, not pruned']
+    """
+    if not isinstance(memory, Memory):
+        raise TypeError(f"memory must be a Memory, got {type(memory).__name__}")
+    now = as_timestamp(now, "now")
+    days, below = check_thresholds(older_than_days, importance_below)
+    reasons = []
+    if memory.kind != "episodic":
+        reasons.append(f"{memory.kind}: facts and skills are superseded, not pruned")
+    if memory.superseded_by is not None:
+        reasons.append(f"evidence for {memory.superseded_by!r}, which replaced it")
+    age_days = (now - memory.created_at) / SECONDS_PER_DAY  # days, not seconds
+    if age_days <= days:
+        reasons.append(f"only {age_days:.0f} days old (limit {days:g})")
+    if memory.importance >= below:
+        reasons.append(f"importance {memory.importance:g} is not below {below:g}")
+    if memory.last_accessed != memory.created_at:
+        reasons.append("recalled since it was written")
+    if memory.id in linked:
+        reasons.append("another memory names it as its replacement")
+    return reasons
+
+
+def forgettable(
+    store: MemoryStore,
+    now,
+    older_than_days: float = OLDER_THAN_DAYS,
+    importance_below: float = IMPORTANCE_BELOW,
+) -> list[Memory]:
+    """The memories prune would remove, in store order. Changes nothing (a dry run)."""
+    as_timestamp(now, "now")  # fail before looking at any memory, even in an empty store
+    check_thresholds(older_than_days, importance_below)
+    check_store(store).check_one_user("pruning")
+    linked = frozenset(m.superseded_by for m in store if m.superseded_by is not None)
+    return [
+        m
+        for m in store
+        if not keep_reasons(m, now, older_than_days, importance_below, linked=linked)
+    ]
+
+
+def prune(
+    store: MemoryStore,
+    now,
+    older_than_days: float = OLDER_THAN_DAYS,
+    importance_below: float = IMPORTANCE_BELOW,
+    dry_run: bool = False,
+) -> list[Memory]:
+    """Remove the forgettable memories and return them (dry_run: only return them).
+
+    The list is decided before the first removal, so a failure cannot leave the store
+    half pruned by a rule that changed midway.
+        len(prune(store, now)) -> 2
+    """
+    doomed = forgettable(store, now, older_than_days, importance_below)
+    if not dry_run:
+        for memory in doomed:
+            store.remove(memory.id)
+    return doomed

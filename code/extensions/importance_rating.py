@@ -1,0 +1,190 @@
+"""Rated importance: how much a memory matters, on 1-10, decided when it is written.
+
+Importance is the signal that lets "we signed the contract" outrank "brushed teeth"
+when both are equally fresh and equally on topic. Generative Agents asks the language
+model itself to rate each memory's poignancy; this module does the same through
+litellm when a real chat model is configured, and otherwise uses a small rule-based
+rater whose every point can be traced to a cue word (`heuristic_importance`).
+
+A model's reply is text, not a number, and it is not always the number asked for:
+"7", "Rating: 7", "I'd say 7/10", "12", "very important!". `parse_rating` turns any
+reply into a number in [1, 10] and says how it got there (read as-is, found inside
+the text, clamped into range, or defaulted), so a bad reply never crashes a write.
+
+    rate_importance("We signed the contract with Acme today").value   -> 8 (offline)
+    rate_importance(text, model="gpt-4o-mini").note                   -> what the model said
+
+Deliberately left out: re-rating old memories, and calibrating the model's scale.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from embedding_helpers import Embedder
+from extensions.model_choice import ask, is_offline, resolve_chat_model
+from lab.text import tokenize
+from lab.validation import IMPORTANCE_RANGE, check_importance, check_kind
+from memory_store import Memory, MemoryStore
+
+LOW, HIGH = IMPORTANCE_RANGE  # 1, 10
+
+RATING_PROMPT = """You help an assistant decide which memories about a person are worth \
+keeping in mind. Rate how much the memory below matters on a whole-number scale from 1 to 10:
+1 means an everyday trifle that will never matter again (a greeting, the weather, \
+brushing teeth); 10 means something that should shape many future conversations \
+(a lasting decision, a health constraint, a promise, a major life event).
+Reply with the number only.
+
+Memory: {text}
+Rating:"""
+
+# Cue words of the offline rater and what each adds to a base of 3. Matched after
+# tokenize(), so "decided" and "decision" meet "decide". Visible on purpose: a learner
+# can read exactly why a memory got its number.
+BASE_IMPORTANCE = 3
+CUES: dict[str, int] = {
+    # lasting decisions, constraints and commitments
+    "decided": 3, "decision": 3, "always": 2, "never": 2, "must": 2, "deadline": 3,
+    "allergic": 4, "allergy": 4, "contract": 3, "signed": 2, "promised": 3,
+    "prefer": 2, "important": 2, "remember": 2, "birthday": 2, "diagnosed": 4,
+    "married": 4, "hired": 3, "resigned": 3, "moved": 2, "forbidden": 3, "password": 2,
+    # small talk and routine
+    "thanks": -2, "thank": -2, "ok": -2, "okay": -2, "lol": -2, "hello": -2, "hi": -2,
+    "weather": -2, "brushed": -2, "lunch": -1, "coffee": -1,
+}  # fmt: skip
+_CUE_STEMS = {tokenize(word)[0]: weight for word, weight in CUES.items()}
+
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")  # as embedding_helpers splits words
+_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")  # 7, 6.5, .5, 1e5
+# The scale itself, when a reply repeats it ("on a scale of 1 to 10, a 7", "3 out of 10"):
+# removed before looking for the rating, so that its 1 is not read as the answer.
+_SCALE = re.compile(
+    r"\b(?:1|one)\s*(?:to|-|\u2013|\u2014)\s*(?:10|ten)\b|(?:/|\bout\s+of)\s*(?:10|ten)\b",
+    re.IGNORECASE,
+)
+_NUMBER_WORDS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
+    "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
+}  # fmt: skip
+
+
+class Rating(NamedTuple):
+    """An importance in [1, 10], where it came from, and a note saying how."""
+
+    value: float
+    source: str  # "model", "heuristic" or "default"
+    note: str
+
+
+def parse_rating(reply, default: float = 5) -> Rating:
+    """Read a model's reply as an importance in [1, 10]; never raises on a bad reply.
+
+    parse_rating("7")             -> Rating(7, "model", "read 7")
+    parse_rating("Rating: 12")    -> Rating(10, "model", "read 12 from ...: clamped to 10")
+    parse_rating("On a scale of 1 to 10, a 7") -> Rating(7, "model", ...)  (not the scale's 1)
+    parse_rating("very!")         -> Rating(5, "default", "no number in 'very!': used 5")
+    """
+    default = check_importance(default)
+    text = reply.strip() if isinstance(reply, str) else ""
+    shown = repr(text[:60]) if text else "an empty reply"
+    answer = _SCALE.sub(" ", text)  # "1 to 10", "/10", "out of 10" are not the rating
+    match = _NUMBER.search(answer)
+    number_words = [w for w in re.findall(r"[a-z]+", answer.lower()) if w in _NUMBER_WORDS]
+    if match:
+        number, token = float(match.group()), match.group()
+    elif number_words:
+        number, token = float(_NUMBER_WORDS[number_words[0]]), number_words[0]
+    else:
+        return Rating(_tidy(default), "default", f"no number in {shown}: used {default:g}")
+    found = f"read {token}" if token == text else f"read {token} from {shown}"
+    value = min(HIGH, max(LOW, number))
+    if value != number:
+        found += f", outside [{LOW}, {HIGH}]: clamped to {value:g}"
+    return Rating(_tidy(value), "model", found)
+
+
+def heuristic_importance(text: str) -> Rating:
+    """The offline rater: 3, plus or minus each cue word found, clamped to [1, 10].
+
+    heuristic_importance("We decided: deploys on Fridays are forbidden")
+        -> Rating(9, 'heuristic', '3 +3 decided +3 forbidden')
+    """
+    _check_text(text)
+    value, steps = BASE_IMPORTANCE, [str(BASE_IMPORTANCE)]
+    seen = set()
+    for word in _WORD.findall(text.lower().replace("\u2019", "'")):
+        stem = tokenize(word)[0]  # stemmed exactly as the cue words were
+        if stem in _CUE_STEMS and stem not in seen:  # each cue counts once
+            seen.add(stem)
+            value += _CUE_STEMS[stem]
+            steps.append(f"{_CUE_STEMS[stem]:+d} {word}")
+    note = " ".join(steps) if len(steps) > 1 else f"{BASE_IMPORTANCE} (no cue words)"
+    clamped = min(HIGH, max(LOW, value))
+    if clamped != value:
+        note += f" = {value}, clamped to {clamped}"
+    return Rating(clamped, "heuristic", note)
+
+
+def rate_importance(
+    text: str,
+    model: str | None = None,
+    *,
+    default: float = 5,
+    **model_kwargs,
+) -> Rating:
+    """Rate `text` 1-10 with `model` through litellm, or with the heuristic offline.
+
+    Inputs:
+        model: a litellm chat model; None reads MEMORY_LAB_CHAT_MODEL. A memorylab/
+            model (the offline chat model is no rater) means the heuristic.
+        default: used when the reply holds no number at all.
+        model_kwargs: passed to litellm (api_base and timeout default to the settings),
+            e.g. mock_response="Rating: 12" in tests.
+    Returns:
+        a Rating; a model that fails (no key, no network) falls back to the heuristic
+        and says so in the note, so writing a memory never fails because of the rater.
+    """
+    _check_text(text)
+    check_importance(default)  # a bad default is the caller's bug: say so before any call
+    model, kwargs = resolve_chat_model(model, **model_kwargs)
+    if is_offline(model):
+        return heuristic_importance(text)
+    try:
+        reply = ask(model, RATING_PROMPT.format(text=text), **kwargs)
+    except RuntimeError as exc:
+        fallback = heuristic_importance(text)
+        reason = str(exc).splitlines()[0]
+        return fallback._replace(note=f"{fallback.note} (model failed: {reason})")
+    return parse_rating(reply, default=default)
+
+
+def remember_rated(
+    store: MemoryStore,
+    text: str,
+    embedder: Embedder,
+    now,
+    kind: str = "episodic",
+    model: str | None = None,
+    **model_kwargs,
+) -> Memory:
+    """Rate `text`, then store it with that importance; the rating's story goes in metadata.
+
+    remember_rated(store, "I'm allergic to peanuts", embedder, now).importance -> 7
+    """
+    check_kind(kind)  # before the model is asked: a refused write should cost no call
+    rating = rate_importance(text, model, **model_kwargs)
+    metadata = {"importance_source": rating.source, "importance_note": rating.note}
+    return embedder.remember(
+        store, text, kind=kind, importance=rating.value, now=now, metadata=metadata
+    )
+
+
+def _tidy(value: float) -> float:
+    return int(value) if float(value).is_integer() else value  # 7, not 7.0
+
+
+def _check_text(text) -> None:
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"text to rate must be a non-empty string, got {text!r}")

@@ -1,0 +1,51 @@
+"""Which chat model an extension asks, with the settings that go with it.
+
+Rating importance, summarising a cluster and distilling an episode can each use a
+language model. They all decide the same way: an explicit `model=` wins; otherwise the
+configured MEMORY_LAB_CHAT_MODEL is used, together with MEMORY_LAB_API_BASE and
+MEMORY_LAB_TIMEOUT (so a local Ollama server works for the extensions exactly as it
+does for the chat loop). A "memorylab/..." model is the offline stand-in, which answers
+chat but is not a rater, summariser or distiller: the extensions use their own
+deterministic offline versions instead.
+
+    model, kwargs = resolve_chat_model(None)     # ('memorylab/offline-chat', {...})
+    is_offline(model)                            # True: use the offline version
+    ask(model, "Rate this memory ...", **kwargs) # the reply text, through litellm
+
+Deliberately left out: prompts and parsing (each extension owns its own).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def resolve_chat_model(model: str | None = None, **model_kwargs: Any) -> tuple[str, dict]:
+    """(model, call keyword arguments): the given model, else the configured one.
+
+    api_base and timeout come from the settings unless model_kwargs sets them.
+    """
+    from config import load_settings
+
+    settings = load_settings()
+    if model is None:
+        model = settings.chat_model
+    if not isinstance(model, str) or not model:
+        raise ValueError(f"model must be a non-empty string or None, got {model!r}")
+    kwargs = {"api_base": settings.api_base, "timeout": settings.timeout, **model_kwargs}
+    return model, kwargs
+
+
+def is_offline(model: str) -> bool:
+    """True for the lab's local stand-in models ("memorylab/...")."""
+    return model.startswith("memorylab/")
+
+
+def ask(model: str, prompt: str, **kwargs: Any) -> str:
+    """Send one user message to `model` through litellm and return the reply text.
+
+    Raises RuntimeError (from lab.models.complete) when the model cannot be reached.
+    """
+    from lab.models import complete  # imports litellm: only when a real model is asked
+
+    return complete(model, [{"role": "user", "content": prompt}], **kwargs)

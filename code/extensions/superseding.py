@@ -1,0 +1,193 @@
+"""Facts that change: a new fact replaces an old one, and the old one becomes history.
+
+A semantic memory states something believed true now ("Eric prefers Groq for the
+default API"). When the user changes their mind, the old statement is not a weak
+signal to be outranked: it is wrong, and recalling it would make the assistant
+contradict the user. So the old memory is *superseded*: it stays in the store (the
+history is worth keeping: when did the preference change, and from what?) with
+`superseded_by` naming its replacement, and retrieval never returns it again.
+
+    update = remember_fact(store, "Eric now prefers OpenAI for the default API",
+                           embedder=embedder, now=now)
+    update.replaced        # the old Groq fact, now superseded_by=update.memory.id
+    fact_history(store, update.memory.id)   # [old Groq fact, new OpenAI fact]
+
+Which old fact does a new one replace? `likely_replaced` offers the live fact most
+similar to the new one: two statements about the same subject ("default API") are
+similar whether they agree or not. Similarity cannot tell a contradiction from a
+repetition, so the threshold is a judgement call that depends on the embedding model
+(0.6 suits the offline bag of words); pass `replaces=` explicitly when you know.
+
+A store holding several users' memories is refused: one user's new fact must never
+supersede another user's.
+
+Deliberately left out: asking a model whether two facts really contradict, and
+choosing a user inside a shared store (open one user's store instead).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from embedding_helpers import Embedder
+from lab.validation import as_number
+from memory_store import Memory, MemoryStore, check_store
+from scoring import relevance_score
+
+FACT_KINDS = ("semantic", "procedural")  # statements that can stop being true
+DEFAULT_MIN_SIMILARITY = 0.6  # cosine; for the offline bag of words, "shares most words"
+
+
+class FactUpdate(NamedTuple):
+    """What remember_fact did: the new memory, and the one it replaced (or None)."""
+
+    memory: Memory
+    replaced: Memory | None
+
+
+def likely_replaced(
+    store: MemoryStore,
+    embedding,
+    min_similarity: float = DEFAULT_MIN_SIMILARITY,
+    exclude: tuple[str, ...] | str = (),
+) -> Memory | None:
+    """The live fact most similar to `embedding`, if at least `min_similarity`, else None.
+
+    Only live semantic and procedural memories are candidates: events are never
+    replaced, and a superseded fact has been replaced already. Ties go to the newer fact.
+
+        likely_replaced(store, embedder.embed_one("Eric now prefers OpenAI for the API"))
+            -> Memory(id='m1', kind='semantic', ..., text='Eric prefers Groq for the ...')
+    """
+    threshold = as_number(min_similarity, "min_similarity")
+    if not -1.0 <= threshold <= 1.0:
+        raise ValueError(f"min_similarity must be a cosine in [-1, 1], got {min_similarity!r}")
+    check_store(store).check_one_user(
+        "finding the fact a new one replaces"
+    )  # never another user's fact
+    embedding = store.check_query(embedding)  # checked even when no fact is a candidate
+    exclude = {exclude} if isinstance(exclude, str) else set(exclude)  # "m10" is one id
+    best, best_similarity = None, threshold
+    for memory in store.live():
+        if memory.kind not in FACT_KINDS or memory.id in exclude:
+            continue
+        similarity = relevance_score(embedding, memory.embedding)
+        if similarity >= best_similarity:  # >=: a later (newer) fact wins a tie
+            best, best_similarity = memory, similarity
+    return best
+
+
+def replace_fact(
+    store: MemoryStore,
+    old_id: str,
+    text: str,
+    embedder: Embedder,
+    now,
+    importance: float | None = None,
+    metadata: dict | None = None,
+) -> Memory:
+    """Store `text` as a new semantic memory that supersedes the fact `old_id`.
+
+    The old memory keeps everything it had, plus superseded_by = the new id; the new
+    one records metadata["replaces"] = old_id. Importance defaults to the old fact's.
+    Checked before anything is written, so a refused replacement changes nothing.
+
+        replace_fact(store, "m1", "Eric now prefers OpenAI for the default API",
+                     embedder, now).id -> 'm2'    (and store.get('m1').superseded_by == 'm2')
+    """
+    _check_fact_text(text)
+    old = store.get(old_id)
+    if old.kind not in FACT_KINDS:
+        raise ValueError(
+            f"memory {old_id!r} is {old.kind}: an event stays true once it happened, so it is "
+            "never replaced; only semantic or procedural memories can be superseded"
+        )
+    if old.superseded_by is not None:
+        current = current_version(store, old_id)
+        raise ValueError(
+            f"memory {old_id!r} was already replaced by {old.superseded_by!r}; replace the "
+            f"current version {current.id!r} instead"
+        )
+    new = embedder.remember(
+        store,
+        text,
+        kind="semantic",
+        importance=old.importance if importance is None else importance,
+        now=now,
+        metadata={**(metadata or {}), "replaces": old_id},
+        user_id=old.user_id,  # a fact's new version belongs to the same person
+    )
+    try:
+        store.supersede(old_id, new.id)
+    except BaseException:
+        store.remove(new.id)  # all or nothing: never two live versions of one fact
+        raise
+    return new
+
+
+def remember_fact(
+    store: MemoryStore,
+    text: str,
+    embedder: Embedder,
+    now,
+    importance: float | None = None,
+    replaces: str | None = "auto",
+    min_similarity: float = DEFAULT_MIN_SIMILARITY,
+) -> FactUpdate:
+    """Store a semantic fact, superseding the fact it replaces.
+
+    Inputs:
+        replaces: "auto" finds the most similar live fact (likely_replaced), an id
+            replaces that memory, None only adds the new fact.
+        importance: 1-10; default: the replaced fact's, or 5 for a new one.
+        min_similarity: the threshold for "auto".
+    Returns:
+        FactUpdate(memory=the new memory, replaced=the superseded one or None).
+    """
+    _check_fact_text(text)
+    if replaces == "auto":
+        found = likely_replaced(store, embedder.query(store, text), min_similarity)
+        replaces = None if found is None else found.id
+    if replaces is None:
+        importance = 5 if importance is None else importance
+        memory = embedder.remember(store, text, kind="semantic", importance=importance, now=now)
+        return FactUpdate(memory, None)
+    new = replace_fact(store, replaces, text, embedder, now, importance=importance)
+    return FactUpdate(new, store.get(replaces))
+
+
+def current_version(store: MemoryStore, memory_id: str) -> Memory:
+    """Follow superseded_by links from `memory_id` to the memory that is live today."""
+    memory, seen = store.get(memory_id), {memory_id}
+    while memory.superseded_by is not None:
+        if memory.superseded_by in seen:  # only possible if links were edited by hand
+            raise ValueError(f"superseded_by links form a cycle through {memory.superseded_by!r}")
+        seen.add(memory.superseded_by)
+        memory = store.get(memory.superseded_by)
+    return memory
+
+
+def fact_history(store: MemoryStore, memory_id: str) -> list[Memory]:
+    """Every version of a fact, oldest first, ending with the live one.
+
+    Starts from any version (old or current), walks forward to the current one, then
+    gathers every memory whose superseded_by chain leads there (a consolidated fact
+    also lists the episodes it replaced). Sorted by created_at, then store order.
+
+        [m.id for m in fact_history(store, "m1")] -> ['m1', 'm2', 'm3']
+    """
+    current = current_version(store, memory_id)
+    order = {m.id: i for i, m in enumerate(store)}
+    versions, frontier = [current], [current.id]
+    while frontier:
+        target = frontier.pop()
+        for memory in store:
+            if memory.superseded_by == target:
+                versions.append(memory)
+                frontier.append(memory.id)
+    return sorted(versions, key=lambda m: (m is current, m.created_at, order[m.id]))
+
+
+def _check_fact_text(text) -> None:
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"a fact must be a non-empty string, got {text!r}")

@@ -1,0 +1,18 @@
+"""What the course's modules stand on: the machinery a learner uses but never edits.
+
+    validation.py        every value checked where it enters (times, vectors, weights, ...)
+    units.py             seconds, hours, days
+    text.py              the word splitter (tokenize) and the stop words
+    memory_block.py      recalled memories as a block of JSON lines in a prompt; dates, ages
+    models.py            the litellm gateway: chat and embedding calls, offline or real
+    offline_chat.py      the offline chat model: answers only from the memories it is shown
+    offline_embedding.py the offline embedding: a hashed bag of words
+    sqlite_store.py      a MemoryStore kept in a SQLite file, one user per store; export
+    store_file.py        the file format under it: schema, opening safely, rows <-> memories
+    terminal_chat.py     the terminal chat loop around the course's chat turn
+
+Nothing here imports the learner core (scoring.py, retriever.py), the course's chat and
+embedding modules, or the packages above (teaching/, extensions/, evaluation/, scale/).
+Importing this package is cheap: no numpy, no litellm (lab/models.py imports litellm on
+the first model call).
+"""

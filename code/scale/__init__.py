@@ -1,0 +1,8 @@
+"""Scale: the learner's loop over every memory, as matrix arithmetic over millions.
+
+    matrix_scoring.py  the three signals for every memory at once, in numpy
+    memory_index.py    an index of many users' memories that filters per query and
+                       rescores its shortlist with the learner's own relevance_score
+
+Notebook 09 and docs/scale.md show that the answers are the same, only faster.
+"""

@@ -1,0 +1,108 @@
+"""Checks that teach, one module per milestone: what notebooks, tests and the grader call.
+
+    from teaching.checks import check_recency_score
+    check_recency_score()          # prints "recency_score: 7 checks passed", or explains
+
+    core.py                     the machinery: run cases, name the likely mistake, report
+    m1_recency.py               Milestone 1: recency_score
+    m2_importance_relevance.py  Milestone 2: importance_score, relevance_score
+    m3_retrieval_score.py       Milestone 3: retrieval_score
+    m4_retriever.py             Milestone 4: rank_memories, retrieve (scenarios on stores)
+
+Each check takes the function to check (default: the learner's own, looked up in the
+file that teaching/milestones.py names) and raises CheckFailed with what was expected,
+what came back and the likely mistake.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from collections.abc import Callable
+
+from teaching.checks.core import (
+    HOUR,
+    NOW,
+    Case,
+    CheckFailed,
+    Mistakes,
+    NotImplementedYet,
+    check_cases,
+)
+from teaching.checks.m1_recency import MISTAKES as RECENCY_MISTAKES
+from teaching.checks.m1_recency import check_recency_score
+from teaching.checks.m2_importance_relevance import (
+    IMPORTANCE_MISTAKES,
+    RELEVANCE_MISTAKES,
+    check_importance_score,
+    check_relevance_score,
+)
+from teaching.checks.m3_retrieval_score import MISTAKES as RETRIEVAL_SCORE_MISTAKES
+from teaching.checks.m3_retrieval_score import check_retrieval_score
+from teaching.checks.m4_retriever import (
+    CREATED_AT,
+    SUPERSEDED,
+    Scenario,
+    check_rank_memories,
+    check_retrieve,
+    run_scenario,
+)
+from teaching.milestones import MILESTONES
+
+__all__ = [
+    "CREATED_AT",
+    "HOUR",
+    "NOW",
+    "SUPERSEDED",
+    "Case",
+    "CheckFailed",
+    "NotImplementedYet",
+    "Scenario",
+    "check_importance_score",
+    "check_rank_memories",
+    "check_recency_score",
+    "check_relevance_score",
+    "check_retrieval_score",
+    "check_retrieve",
+    "require_milestones",
+    "run_cases",
+    "run_scenario",
+]
+
+MISTAKES: dict[str, Mistakes] = {
+    "recency_score": RECENCY_MISTAKES,
+    "importance_score": IMPORTANCE_MISTAKES,
+    "relevance_score": RELEVANCE_MISTAKES,
+    "retrieval_score": RETRIEVAL_SCORE_MISTAKES,
+}
+
+CHECKS: dict[str, Callable[..., None]] = {
+    "recency_score": check_recency_score,
+    "importance_score": check_importance_score,
+    "relevance_score": check_relevance_score,
+    "retrieval_score": check_retrieval_score,
+    "rank_memories": check_rank_memories,
+    "retrieve": check_retrieve,
+}
+
+
+def run_cases(name: str, cases: list[Case], function: Callable | None = None) -> int:
+    """Check the learner's `name` on more cases (the graded notebooks' hidden checks).
+
+    Returns how many cases passed; on the first wrong answer raises CheckFailed naming
+    the likely mistake from that function's milestone.
+    """
+    return check_cases(name, cases, function, MISTAKES.get(name, Mistakes()))
+
+
+def require_milestones(notebook: str, up_to: int = 4) -> None:
+    """Run the checks of Milestones 1 to `up_to` quietly; stop at the first that fails.
+
+    The first cells of the notebooks past the milestones call it: they run on the
+    learner's own functions, so those must work before anything else makes sense.
+    """
+    with contextlib.redirect_stdout(io.StringIO()):  # one line below, not six
+        for name, milestone in MILESTONES.items():
+            if milestone.number <= up_to:
+                CHECKS[name]()
+    print(f"Milestones 1-{up_to} pass: {notebook} runs on your own functions.")

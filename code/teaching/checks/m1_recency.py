@@ -1,0 +1,89 @@
+"""Milestone 1: the checks of recency_score, and the mistakes they recognise.
+
+recency = decay_rate ** hours since last access. The cases hold the course's numbers
+(1.0 / 0.995 / 0.990025 for 0, 1 and 2 hours at 0.995), other rates, a rate that never
+fades and a last access in the future; the mistakes model the usual slips: seconds or
+days instead of hours, a product instead of a power, the part forgotten instead of the
+part kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from teaching.checks.core import HOUR, NOW, Case, Mistakes, check_cases, passed
+
+
+def _gap(model: Callable) -> Callable:
+    """A recency mistake as a function of (seconds since last access, decay rate)."""
+    return lambda now, last_accessed, decay_rate=0.995: model(now - last_accessed, decay_rate)
+
+
+MISTAKES = Mistakes(
+    models=[
+        (
+            "the gap was used in seconds; divide by 3600 to get hours",
+            _gap(lambda seconds, rate: rate**seconds),
+        ),
+        (
+            "the gap was used in minutes; divide the seconds by 3600 to get hours",
+            _gap(lambda seconds, rate: rate ** (seconds / 60)),
+        ),
+        (
+            "the gap was converted to days; the decay rate is per hour (divide by 3600)",
+            _gap(lambda seconds, rate: rate ** (seconds / 86400)),
+        ),
+        (
+            "decay_rate was multiplied by the hours; raise it to the power instead (**)",
+            _gap(lambda seconds, rate: rate * seconds / HOUR),
+        ),
+        (
+            "the hours were returned, not decay_rate ** hours",
+            _gap(lambda seconds, rate: seconds / HOUR),
+        ),
+        (
+            "this is 1 - decay_rate ** hours, the part forgotten; return the part kept",
+            _gap(lambda seconds, rate: 1 - rate ** (seconds / HOUR)),
+        ),
+        (
+            "(1 - decay_rate) ** hours treats decay_rate as the part lost per hour "
+            "(LangChain's convention); here it is the part kept",
+            _gap(lambda seconds, rate: (1 - rate) ** (seconds / HOUR)),
+        ),
+        (
+            "the gap was taken the wrong way round (last_accessed - now)",
+            _gap(lambda seconds, rate: rate ** (-seconds / HOUR)),
+        ),
+        (
+            "a last access in the future must count as 0 hours (clamp the hours at 0)",
+            _gap(lambda seconds, rate: rate ** (seconds / HOUR)),
+        ),
+        (
+            "the decay_rate argument was ignored (0.995 was used instead)",
+            _gap(lambda seconds, rate: 0.995 ** (seconds / HOUR)),
+        ),
+    ],
+    limits=(0.0, 1.0, "recency above 1: a last access in the future must count as 0 hours"),
+)
+
+CASES = [
+    Case((NOW, NOW), 1.0, {"decay_rate": 0.995}, "recency_score(now, now)  # 0 hours"),
+    Case((NOW, NOW - HOUR), 0.995, {"decay_rate": 0.995}, "recency_score(now, now - hour)"),
+    Case(
+        (NOW, NOW - 2 * HOUR), 0.990025, {"decay_rate": 0.995}, "recency_score(now, now - 2*hour)"
+    ),
+    Case((NOW, NOW - 30 * 60), 0.9974968671, {}, "recency_score(now, now - 30 minutes)"),
+    Case((NOW, NOW - 10 * HOUR), 0.3486784401, {"decay_rate": 0.9}),
+    Case(
+        (NOW, NOW - 48 * HOUR),
+        1.0,
+        {"decay_rate": 1.0},
+        "recency_score(now, now - 48*hour, decay_rate=1.0)",
+    ),
+    Case((NOW, NOW + HOUR), 1.0, {}, "recency_score(now, now + hour)  # clock skew: future"),
+]
+
+
+def check_recency_score(function: Callable | None = None) -> None:
+    """Milestone 1: the course's 1.0 / 0.995 / 0.990025, other rates, never fading, skew."""
+    passed("recency_score", check_cases("recency_score", CASES, function, MISTAKES))

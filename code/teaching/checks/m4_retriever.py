@@ -1,0 +1,283 @@
+"""Milestone 4: the checks of rank_memories and retrieve, on small known stores.
+
+A retriever can be wrong in more ways than a formula: it can sort worst first, return
+ids instead of memories, forget to refresh what it returned (or refresh everything),
+recall a superseded fact, or measure recency from created_at. Each scenario below is a
+tiny store with the answer written out, plus what each of those mistakes would return
+on it, so a wrong answer is named, not just flagged.
+
+Deliberately left out: the reference solution; only answers and mistakes are written down.
+
+    >>> check_retrieve()          # prints "retrieve: 7 checks passed"
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from memory_store import Memory, MemoryStore
+from teaching.checks.core import HOUR, NOW, call_learner, learner_function, passed, report
+
+# id, embedding, hours since created, hours since last access, importance, superseded_by
+Row = tuple[str, tuple[float, ...], float, float, float, str | None]
+
+FIVE = (
+    ("a", (1.0, 0.0), 300, 300, 3, None),  # on topic, but untouched for 300 hours
+    ("b", (0.8, 0.6), 30, 1, 5, None),
+    ("c", (0.0, 1.0), 2, 0, 9, None),  # off topic, fresh and important
+    ("d", (0.6, 0.8), 8760, 2, 6, None),  # created a year ago, recalled 2 hours ago
+    ("e", (1.0, 0.1), 5, 0, 10, "b"),  # would win, but "b" replaced it
+    ("f", (0.6, -0.8), 50, 50, 2, None),
+)
+COURSE_TIE = (  # the course's example 3: same vector, m1 fresher and more important
+    ("m0", (1.0, 0.0, 0.0), 1e6 / HOUR, 1e6 / HOUR, 1, None),
+    ("m1", (1.0, 0.0, 0.0), 10 / HOUR, 10 / HOUR, 8, None),
+)
+TIES = (  # t1 and t2 are identical: the one added first must come first
+    ("t1", (1.0, 0.0), 5, 5, 5, None),
+    ("t2", (1.0, 0.0), 5, 5, 5, None),
+    ("t3", (0.0, 1.0), 5, 5, 5, None),
+)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A store, a query, and the ids retrieve must return (best first)."""
+
+    title: str
+    rows: tuple[Row, ...]
+    query: tuple[float, ...]
+    k: int
+    ranking: tuple[str, ...]  # every live memory, best first; retrieve returns the first k
+    weights: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    decay_rate: float = 0.995
+    mistakes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def expected(self) -> list[str]:
+        return list(self.ranking[: self.k])
+
+    def build(self) -> MemoryStore:
+        store = MemoryStore()
+        for memory_id, vector, created, accessed, importance, _ in self.rows:
+            store.add(
+                Memory(
+                    memory_id,
+                    f"memory {memory_id}",
+                    created_at=NOW - created * HOUR,
+                    last_accessed=NOW - accessed * HOUR,
+                    importance=importance,
+                    embedding=vector,
+                )
+            )
+        for memory_id, *_, replaced_by in self.rows:
+            if replaced_by:
+                store.supersede(memory_id, replaced_by)
+        return store
+
+    def call(self) -> str:
+        return (
+            f"retrieve(store, {list(self.query)}, now, k={self.k}, weights={self.weights}, "
+            f"decay_rate={self.decay_rate})   # {self.title}"
+        )
+
+
+SUPERSEDED = "a superseded memory was returned: skip memories whose superseded_by is set"
+CREATED_AT = "recency was measured from created_at; measure it from last_accessed"
+SCENARIOS = [
+    Scenario("the course's relevance tie", COURSE_TIE, (1.0, 0.0, 0.0), 1, ("m1", "m0")),
+    Scenario(
+        "five live memories, one superseded",
+        FIVE,
+        (1.0, 0.0),
+        3,
+        ("b", "d", "c", "f", "a"),
+        mistakes={
+            SUPERSEDED: ("e", "b", "d"),
+            CREATED_AT: ("b", "c", "f"),
+            "only recency counted: combine all three signals": ("c", "b", "d"),
+            "only relevance counted: combine all three signals": ("a", "b", "d"),
+        },
+    ),
+    Scenario(
+        "unequal weights",
+        FIVE,
+        (1.0, 0.0),
+        3,
+        ("b", "a", "d", "f", "c"),
+        weights=(2.0, 0.5, 1.0),
+        mistakes={"the weights argument was not passed on to the scoring": ("b", "d", "c")},
+    ),
+    Scenario(
+        "a faster decay",
+        FIVE,
+        (1.0, 0.0),
+        4,
+        ("b", "d", "c", "a", "f"),
+        decay_rate=0.9,
+        mistakes={"the decay_rate argument was not passed on to recency": ("b", "d", "c", "f")},
+    ),
+    Scenario(
+        "equal scores",
+        TIES,
+        (1.0, 0.0),
+        2,
+        ("t1", "t2", "t3"),
+        mistakes={
+            "equal scores must keep the store's order: sort with reverse=True instead of "
+            "sorting ascending and reversing the list": ("t2", "t1"),
+        },
+    ),
+    Scenario("k larger than the store", FIVE, (1.0, 0.0), 10, ("b", "d", "c", "f", "a")),
+    Scenario("an empty store", (), (1.0, 0.0), 3, ()),
+]
+
+
+def describe(result) -> str:
+    if not isinstance(result, list):
+        return f"a {type(result).__name__}"
+    return "[" + ", ".join(_label(item) for item in result) + "]"
+
+
+def _label(item) -> str:
+    return repr(item.id) if isinstance(item, Memory) else f"{type(item).__name__} {item!r:.40}"
+
+
+def shape_mistake(result, store: MemoryStore) -> str | None:
+    """What is wrong with the *kind* of thing returned, if anything."""
+    if result is None:
+        return "retrieve returned None: is the `return` line missing?"
+    if not isinstance(result, list):
+        return f"retrieve returned a {type(result).__name__}; return a list of Memory objects"
+    for item in result:
+        if hasattr(item, "memory") and hasattr(item, "score"):
+            return "ranking rows were returned; return row.memory for each of the top k"
+        if isinstance(item, str):
+            return "ids were returned; return the Memory objects themselves"
+        if isinstance(item, (int, float)):
+            return "scores were returned; return the Memory objects, best first"
+        if isinstance(item, tuple):
+            return "tuples were returned; return just the Memory objects"
+        if not isinstance(item, Memory):
+            return f"a {type(item).__name__} was returned; return Memory objects"
+        if item.id not in store or store.get(item.id) is not item:
+            return "copies were returned; return the store's own Memory objects"
+    return None
+
+
+def order_mistake(got: list[str], scenario: Scenario) -> str:
+    k, ranking = scenario.k, list(scenario.ranking)
+    for label, ids in scenario.mistakes.items():
+        if got == list(ids):
+            return label
+    if got == ranking[::-1][:k]:
+        return "sorted worst first: sort by score with reverse=True (highest first)"
+    if got == ranking[: k + 1] and len(ranking) > k:
+        return "one result too many: keep only the first k ([:k])"
+    if got == ranking[: k - 1] and k <= len(ranking):
+        return "one result too few: keep the first k ([:k]), not k - 1"
+    if got == ranking and len(ranking) > k:
+        return "every memory was returned: keep only the first k"
+    if sorted(got) == sorted(ranking[:k]):
+        return "the right memories in the wrong order: sort by score, highest first"
+    return "none of the usual mistakes matches: print rank_memories(...) to see the scores"
+
+
+def touch_mistake(store: MemoryStore, before: dict[str, float], returned: set[str]) -> str | None:
+    """Exactly the returned memories must have last_accessed == now; no others may change."""
+    after = {m.id: m.last_accessed for m in store}
+    not_now = [i for i in returned if after[i] != NOW]
+    if not_now and all(after[i] == before[i] for i in not_now):
+        return "the returned memories were not refreshed: set last_accessed = now on each"
+    if not_now:
+        return "last_accessed was set, but not to `now`: use the now argument, not the clock"
+    others = sorted(i for i in before if i not in returned and after[i] != before[i])
+    if others and all(t == NOW for t in after.values()):
+        return "every memory was refreshed: refresh only the k you return"
+    if others:
+        return f"memories that were not returned were refreshed too: {others}"
+    return None
+
+
+def run_scenario(scenario: Scenario, function: Callable | None = None) -> None:
+    """Run retrieve on one scenario; raise CheckFailed naming the likely mistake."""
+    function = function or learner_function("retrieve")
+    store = scenario.build()
+    before = {m.id: m.last_accessed for m in store}
+    call = scenario.call()
+    result = call_learner(
+        "retrieve",
+        function,
+        call,
+        scenario.expected,
+        store,
+        list(scenario.query),
+        NOW,
+        k=scenario.k,
+        weights=scenario.weights,
+        decay_rate=scenario.decay_rate,
+    )
+    mistake = shape_mistake(result, store)
+    if mistake:
+        raise report(call, scenario.expected, describe(result), mistake, "retrieve")
+    got = [m.id for m in result]
+    if got != scenario.expected:
+        mistake = order_mistake(got, scenario)
+        raise report(call, scenario.expected, got, mistake, "retrieve")
+    mistake = touch_mistake(store, before, set(got))
+    if mistake:
+        touched = {m.id: "now" if m.last_accessed == NOW else "unchanged" for m in store}
+        expected = {i: "now" if i in got else "unchanged" for i in before}
+        raise report(
+            call + "\n  last_accessed after the call", expected, touched, mistake, "retrieve"
+        )
+
+
+def check_retrieve(function: Callable | None = None) -> None:
+    """Milestone 4: the course's tie, weights, decay, ties, k, empty store and refreshing."""
+    for scenario in SCENARIOS:
+        run_scenario(scenario, function)
+    passed("retrieve", len(SCENARIOS))
+
+
+def check_rank_memories(function: Callable | None = None) -> None:
+    """Milestone 4: every live memory, best first, as rows with the signals; nothing touched."""
+    function = function or learner_function("rank_memories")
+    scenario = SCENARIOS[1]
+    store = scenario.build()
+    before = {m.id: m.last_accessed for m in store}
+    call = "rank_memories(store, [1.0, 0.0], now)   # five live memories, one superseded"
+    expected = list(scenario.ranking)
+    rows = call_learner("rank_memories", function, call, expected, store, [1.0, 0.0], NOW)
+    if not isinstance(rows, list) or not all(hasattr(r, "memory") for r in rows):
+        mistake = "return a list of ScoredMemory(memory, relevance, recency, importance, score)"
+        raise report(call, expected, describe(rows), mistake, "rank_memories")
+    got = [row.memory.id for row in rows]
+    if got != expected:
+        mistake = {
+            ("e", *expected): SUPERSEDED,
+            ("b", "c", "f", "a", "d"): CREATED_AT,
+            tuple(expected[::-1]): "sorted worst first: use reverse=True",
+        }.get(tuple(got), "sort every live memory by score, highest first")
+        raise report(call, expected, got, mistake, "rank_memories")
+    top = rows[0]
+    signals = (top.relevance, top.recency, top.importance, top.score)
+    if [round(x, 4) for x in signals] != [0.8, 0.995, 0.5, 2.295]:
+        raise report(
+            call + "\n  signals of the top row 'b'",
+            "relevance 0.8, recency 0.995, importance 0.5, score 2.295",
+            ", ".join(f"{x:.4f}" for x in signals),
+            "compute each signal with your scoring functions, in this order",
+            "rank_memories",
+        )
+    changed = sorted(m.id for m in store if m.last_accessed != before[m.id])
+    if changed:
+        raise report(
+            call,
+            "no memory changed",
+            f"last_accessed changed on {changed}",
+            "rank_memories only ranks; refreshing belongs to retrieve",
+            "rank_memories",
+        )
+    passed("rank_memories", 4)

@@ -1,0 +1,120 @@
+"""The milestones, in one place: which function, in which file, checked where, worth what.
+
+Everything that needs to know the learner's functions reads this table: the checks
+(which file to fix), progress, the widgets, the test configuration, the marker test,
+the grading tools and their self-check. Adding a milestone is one new row here (and its
+function, its check and its notebook).
+
+    MILESTONES["recency_score"].where -> 'code/scoring.py, Milestone 1 (01_recency.ipynb)'
+
+This module imports nothing from the lab, so the instructor's tools can read it on its
+own (by file path) without putting code/ on sys.path.
+
+Deliberately left out: the checks themselves (teaching/checks/) and the notebooks' cells,
+whose nbgrader metadata a test compares with GRADE_CELLS below.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class GradeCell(NamedTuple):
+    """One graded cell of a milestone notebook: its nbgrader grade_id and its points."""
+
+    id: str
+    points: int
+
+
+class Milestone(NamedTuple):
+    """One learner function: where it lives, which milestone it is and how it is graded."""
+
+    name: str  # the function, e.g. "recency_score"
+    number: int  # the milestone, 1-4
+    module: str  # the file in code/ that holds it, without .py
+    notebook: str  # the notebook that teaches and checks it
+    grade_cells: tuple[GradeCell, ...]
+
+    @property
+    def file(self) -> str:
+        return f"code/{self.module}.py"
+
+    @property
+    def check(self) -> str:
+        """The name of its public check in teaching.checks, e.g. 'check_recency_score'."""
+        return f"check_{self.name}"
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}, Milestone {self.number} ({self.notebook})"
+
+
+def _cells(*pairs: tuple[str, int]) -> tuple[GradeCell, ...]:
+    return tuple(GradeCell(*pair) for pair in pairs)
+
+
+_ROWS = (
+    Milestone(
+        "recency_score",
+        1,
+        "scoring",
+        "01_recency.ipynb",
+        _cells(("check_recency_score", 3), ("check_recency_score_hidden", 2)),
+    ),
+    Milestone(
+        "importance_score",
+        2,
+        "scoring",
+        "02_importance_and_relevance.ipynb",
+        _cells(("check_importance_score", 1), ("check_importance_score_hidden", 1)),
+    ),
+    Milestone(
+        "relevance_score",
+        2,
+        "scoring",
+        "02_importance_and_relevance.ipynb",
+        _cells(("check_relevance_score", 2), ("check_relevance_score_hidden", 2)),
+    ),
+    Milestone(
+        "retrieval_score",
+        3,
+        "scoring",
+        "03_retrieval_score.ipynb",
+        _cells(("check_retrieval_score", 2), ("check_retrieval_score_hidden", 2)),
+    ),
+    Milestone(
+        "rank_memories",
+        4,
+        "retriever",
+        "04_retriever.ipynb",
+        _cells(("check_rank_memories", 2)),
+    ),
+    Milestone(
+        "retrieve",
+        4,
+        "retriever",
+        "04_retriever.ipynb",
+        _cells(("check_retrieve", 3), ("check_retrieve_hidden", 3)),
+    ),
+)
+
+MILESTONES: dict[str, Milestone] = {row.name: row for row in _ROWS}  # in milestone order
+
+# Derived, never written out again elsewhere:
+LEARNER_FILES = tuple(dict.fromkeys(row.file for row in _ROWS))  # code/scoring.py, ...
+NOTEBOOKS = {row.notebook: row.number for row in _ROWS}  # graded notebook -> its milestone
+GRADE_CELLS = {  # notebook -> {grade_id: points}
+    notebook: {cell.id: cell.points for row in _ROWS if row.notebook == notebook
+               for cell in row.grade_cells}
+    for notebook in NOTEBOOKS
+}  # fmt: skip
+TOTAL_POINTS = sum(cell.points for row in _ROWS for cell in row.grade_cells)
+
+# The tests that are a learner's to-do list: they fail until the milestones are right,
+# while every other test that reaches an unfinished function is skipped ("waits for you").
+MILESTONE_TESTS = ("test_scoring.py", "test_retriever.py", "test_guiding_examples.py")
+
+
+def where(name: str) -> str:
+    """'code/scoring.py, Milestone 1 (01_recency.ipynb)' for 'recency_score'."""
+    return MILESTONES[name].where

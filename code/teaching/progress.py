@@ -1,0 +1,109 @@
+"""Your progress over the four milestones, in one command: what passes, what fails, what next.
+
+    python code/run.py progress
+
+runs the public check of each learner function (the same checks as the notebooks'
+check cells) and prints one line per function, then the next thing to do:
+
+    Milestone 1  recency_score     pass  recency_score: 7 checks passed
+    Milestone 2  importance_score  FAIL  importance_score(7)  expected 0.7, got 7 ...
+    ...
+    Next: fix importance_score in code/scoring.py, Milestone 2 (02_importance_and_relevance.ipynb)
+
+Each check runs in its own short-lived Python process with a time limit, so a function
+that loops forever or crashes the interpreter is reported, not waited on. The exit
+status is 0 when every milestone passes.
+
+Deliberately left out: the hidden checks, which only run when your work is graded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import NamedTuple
+
+from teaching.checks.core import CheckFailed, NotImplementedYet
+from teaching.milestones import MILESTONES, where
+
+TIME_LIMIT = 20.0  # seconds per check; a correct function needs a fraction of one
+LAUNCHER = Path(__file__).resolve().parent.parent / "run.py"  # code/run.py
+
+
+class Outcome(NamedTuple):
+    name: str
+    status: str  # "pass", "FAIL" or "todo"
+    message: str
+
+
+def run_one(name: str) -> tuple[str, str]:
+    """In the child process: run one check and say how it went."""
+    from teaching.checks import CHECKS  # in the child only: the parent imports no learner code
+
+    check = CHECKS[name]
+    said = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(said):  # "name: 7 checks passed", shown below
+            check()
+    except NotImplementedYet as error:
+        return "todo", str(error)
+    except CheckFailed as error:
+        return "FAIL", str(error)
+    except Exception as error:  # a crash outside the learner's function: still a finding
+        return "FAIL", f"{type(error).__name__}: {error}"
+    return "pass", said.getvalue().strip().removeprefix(f"{name}: ")
+
+
+def check(name: str, time_limit: float = TIME_LIMIT) -> Outcome:
+    """Run the check of `name` in a child process; a hang or a crash is a FAIL."""
+    command = [sys.executable, str(LAUNCHER), "progress", "--one", name]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=time_limit)
+    except subprocess.TimeoutExpired:
+        hint = "a loop that never ends? (in a notebook, the stop button interrupts a cell)"
+        return Outcome(name, "FAIL", f"{name} did not finish in {time_limit:.0f} s: {hint}")
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return Outcome(name, "FAIL", f"the check crashed: {last}")
+    status, message = json.loads(lines[-1])
+    return Outcome(name, status, message)
+
+
+def report(outcomes: list[Outcome]) -> str:
+    """One line per function, then what to do next."""
+    width = max(len(name) for name in MILESTONES)
+    lines, shown = [], set()
+    for outcome in outcomes:
+        number = MILESTONES[outcome.name].number
+        label = f"Milestone {number}" if number not in shown else ""
+        shown.add(number)
+        first = outcome.message.splitlines()[0] if outcome.message else "all checks passed"
+        if outcome.status == "todo":
+            first = "not started: still `raise NotImplementedError()`"
+        lines.append(f"{label:<11}  {outcome.name:<{width}}  {outcome.status:<4}  {first}")
+    passed = sum(o.status == "pass" for o in outcomes)
+    lines.append("")
+    lines.append(f"{passed} of {len(outcomes)} functions pass their checks.")
+    todo = next((o for o in outcomes if o.status != "pass"), None)
+    if todo is None:
+        lines.append("All four milestones pass. Next: notebooks 05-09, then EVALUATION.md.")
+    else:
+        verb = "implement" if todo.status == "todo" else "fix"
+        lines.append(f"Next: {verb} {todo.name} in {where(todo.name)}.")
+        if todo.status == "FAIL":
+            lines += ["", *todo.message.splitlines()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--one"] and len(argv) == 2:
+        print(json.dumps(run_one(argv[1])))
+        return 0
+    outcomes = [check(name) for name in MILESTONES]
+    print(report(outcomes))
+    return 0 if all(o.status == "pass" for o in outcomes) else 1

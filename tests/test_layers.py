@@ -1,0 +1,196 @@
+"""code/'s layers: imports point down only, no cycle, at most seven modules at the top.
+
+The imports are read with ast, function-level ones included (an import inside a
+function is still an arrow, and the usual way a cycle hides). The rules are those of
+code/README.md:
+
+    lab/, memory_store, config   never import the learner core, the course's chat and
+                                 embedding modules, teaching/ or the feature packages
+    scoring                      stands on lab/ and memory_store alone
+    extensions/ evaluation/ scale/   never import teaching/
+    anything in code/            never imports grading/; no import cycle
+
+Two tests plant a violation in a copy of code/ and check that it is caught.
+"""
+
+from __future__ import annotations
+
+import ast
+import shutil
+from pathlib import Path
+
+import pytest
+
+CODE = Path(__file__).resolve().parent.parent / "code"
+
+LEARNER_CORE = {"scoring", "retriever"}
+COURSE_MODULES = {"embedding_helpers", "chat_with_memory"}
+BOTTOM = {"memory_store", "config"}  # what lab/ may stand on beside itself
+FEATURES = {"extensions", "evaluation", "scale"}
+MAX_TOP_LEVEL = 7  # the six course modules and one launcher
+
+
+def module_names(code: Path) -> dict[str, Path]:
+    """'lab.validation' -> code/lab/validation.py, 'lab' -> code/lab/__init__.py, ..."""
+    names = {}
+    for path in code.rglob("*.py"):
+        parts = list(path.relative_to(code).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        if parts:
+            names[".".join(parts)] = path
+    return names
+
+
+def imports_of(path: Path, name: str) -> set[str]:
+    """Every module name an import statement in `path` mentions, relative ones resolved."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # from . import x, from ..lab import y
+                up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*up, base] if base else up)
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)  # a submodule?
+    return found
+
+
+def import_graph(code: Path) -> dict[str, set[str]]:
+    """module -> the modules of code/ it imports (a name is resolved to its longest module)."""
+    names = module_names(code)
+
+    def resolve(imported: str) -> str | None:
+        while imported and imported not in names:
+            imported = imported.rpartition(".")[0]
+        return imported or None
+
+    graph = {}
+    for name, path in names.items():
+        targets = {resolve(i) for i in imports_of(path, name)} - {None, name}
+        graph[name] = targets
+    return graph
+
+
+def imports_grading(code: Path) -> list[str]:
+    return sorted(
+        name
+        for name, path in module_names(code).items()
+        if any(i.split(".")[0] == "grading" for i in imports_of(path, name))
+    )
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index, low, on_stack, stack, found = {}, {}, set(), [], []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Every arrow that breaks a layering rule, as 'a -> b: the rule'."""
+    broken = []
+    for module, targets in sorted(graph.items()):
+        layer = module.split(".")[0]
+        for target in sorted(targets):
+            to = target.split(".")[0]
+            if (layer == "lab" or layer in BOTTOM) and (
+                to in LEARNER_CORE | COURSE_MODULES | FEATURES | {"teaching"}
+            ):
+                broken.append(f"{module} -> {target}: lab/, memory_store and config stand lowest")
+            if layer == "scoring" and to not in {"lab", "memory_store"}:
+                broken.append(f"{module} -> {target}: scoring stands on lab/ and memory_store")
+            if layer in FEATURES and to == "teaching":
+                broken.append(f"{module} -> {target}: features never import teaching/")
+    return broken
+
+
+def test_no_import_goes_round_in_a_circle():
+    assert cycles(import_graph(CODE)) == []
+
+
+def test_every_import_points_down_a_layer():
+    assert upward_imports(import_graph(CODE)) == []
+
+
+def test_nothing_in_code_imports_the_instructor_tools():
+    assert imports_grading(CODE) == []
+
+
+def test_the_top_of_code_holds_the_course_modules_and_one_launcher():
+    top = sorted(path.name for path in CODE.glob("*.py"))
+    assert len(top) <= MAX_TOP_LEVEL, top
+    assert {f"{m}.py" for m in LEARNER_CORE | COURSE_MODULES | BOTTOM} <= set(top)
+    assert (CODE / "README.md").is_file(), "code/README.md is the map of code/"
+
+
+def test_the_graph_sees_function_level_and_relative_imports(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "a.py").write_text("def f():\n    from . import b\n")
+    (tmp_path / "pkg" / "b.py").write_text("from .a import f\n")
+    (tmp_path / "top.py").write_text("import pkg.a\n")
+    graph = import_graph(tmp_path)
+    # `from . import b` imports the package pkg first, then its module pkg.b
+    assert graph == {"pkg": set(), "pkg.a": {"pkg", "pkg.b"}, "pkg.b": {"pkg.a"}, "top": {"pkg.a"}}
+    assert cycles(graph) == [["pkg.a", "pkg.b"]]
+
+
+@pytest.fixture
+def code_copy(tmp_path):
+    copy = tmp_path / "code"
+    shutil.copytree(CODE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    return copy
+
+
+def plant(path: Path, source: str) -> None:
+    path.write_text(path.read_text(encoding="utf-8") + "\n\n" + source, encoding="utf-8")
+
+
+def test_a_planted_upward_import_is_caught(code_copy):
+    plant(
+        code_copy / "lab" / "validation.py", "def _late():\n    from scoring import recency_score\n"
+    )
+    plant(code_copy / "extensions" / "kinds.py", "from teaching.milestones import MILESTONES\n")
+    assert upward_imports(import_graph(code_copy)) == [
+        "extensions.kinds -> teaching.milestones: features never import teaching/",
+        "lab.validation -> scoring: lab/, memory_store and config stand lowest",
+    ]
+
+
+def test_a_planted_cycle_is_caught(code_copy):
+    # lab/offline_chat.py imports lab/memory_block.py; a late import back closes a circle
+    plant(code_copy / "lab" / "memory_block.py", "def _late():\n    import lab.offline_chat\n")
+    assert cycles(import_graph(code_copy)) == [["lab.memory_block", "lab.offline_chat"]]
+
+
+def test_a_planted_grading_import_is_caught(code_copy):
+    plant(code_copy / "config.py", "import grading.layout\n")
+    assert imports_grading(code_copy) == ["config"]

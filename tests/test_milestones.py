@@ -1,0 +1,70 @@
+"""teaching/milestones.py is the one table of milestones: the notebooks, checks and grader agree."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from teaching import checks
+from teaching.milestones import GRADE_CELLS, LEARNER_FILES, MILESTONES, NOTEBOOKS, TOTAL_POINTS
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def notebook_grade_cells(notebook: str) -> dict[str, int]:
+    """grade_id -> points of every graded cell of notebooks/<notebook>, read from nbgrader."""
+    cells = nbformat.read(ROOT / "notebooks" / notebook, as_version=4).cells
+    found = {}
+    for cell in cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade"):
+            found[meta["grade_id"]] = meta["points"]
+    return found
+
+
+@pytest.mark.parametrize("notebook", sorted(NOTEBOOKS))
+def test_each_graded_notebook_has_exactly_the_grade_cells_of_the_registry(notebook):
+    assert notebook_grade_cells(notebook) == GRADE_CELLS[notebook]
+
+
+def test_no_other_notebook_is_graded():
+    others = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb") if p.name not in NOTEBOOKS)
+    assert others and all(notebook_grade_cells(name) == {} for name in others)
+
+
+def test_the_points_add_up_to_the_lab_total():
+    assert TOTAL_POINTS == 23
+
+
+def test_every_learner_function_has_a_public_check_of_its_name():
+    assert set(checks.CHECKS) == set(MILESTONES)
+    for name, row in MILESTONES.items():
+        assert checks.CHECKS[name] is getattr(checks, row.check)
+
+
+@pytest.mark.parametrize("name", sorted(MILESTONES))
+def test_every_learner_function_is_defined_in_the_file_the_registry_names(name):
+    row = MILESTONES[name]
+    tree = ast.parse((ROOT / row.file).read_text(encoding="utf-8"))
+    defined = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+    assert name in defined, f"{name} is not defined in {row.file}"
+    assert (ROOT / "notebooks" / row.notebook).is_file()
+
+
+def test_milestones_are_numbered_in_order_and_each_has_a_notebook():
+    numbers = [row.number for row in MILESTONES.values()]
+    assert numbers == sorted(numbers) and set(numbers) == {1, 2, 3, 4}
+    assert sorted(NOTEBOOKS.values()) == [1, 2, 3, 4]
+
+
+def test_the_grader_reads_the_same_table():
+    layout = pytest.importorskip("grading.layout", reason="the instructor's tools are not here")
+    assert layout.LEARNER_FILES == LEARNER_FILES == ("code/scoring.py", "code/retriever.py")
+    assert {f"{nb.name}.ipynb": nb.milestone for nb in layout.GRADED} == NOTEBOOKS
+
+
+def test_where_names_the_file_the_milestone_and_the_notebook():
+    assert MILESTONES["retrieve"].where == "code/retriever.py, Milestone 4 (04_retriever.ipynb)"
