@@ -41,6 +41,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from lab.defaults import DECAY_RATE, TOP_K, WEIGHTS
+from lab.validation import Weights
+
 OFFLINE_CHAT_MODEL = "memorylab/offline-chat"
 OFFLINE_EMBED_MODEL = "memorylab/hashed-bow-384"
 REPOSITORY = Path(__file__).resolve().parent.parent
@@ -55,9 +58,9 @@ DEFAULTS = {
     "CHAT_MODEL": OFFLINE_CHAT_MODEL,
     "EMBED_MODEL": OFFLINE_EMBED_MODEL,
     "API_BASE": "",
-    "TOP_K": "3",
-    "WEIGHTS": "1.0,1.0,1.0",
-    "DECAY_RATE": "0.995",
+    "TOP_K": str(TOP_K),
+    "WEIGHTS": ",".join(map(str, WEIGHTS)),
+    "DECAY_RATE": str(DECAY_RATE),
     "IMPORTANCE": "5",
     "TIMEOUT": "60",
     "DB": DEFAULT_DB,
@@ -70,9 +73,9 @@ class Settings:
     chat_model: str = OFFLINE_CHAT_MODEL
     embed_model: str = OFFLINE_EMBED_MODEL
     api_base: str | None = None
-    top_k: int = 3
-    weights: tuple[float, float, float] = (1.0, 1.0, 1.0)
-    decay_rate: float = 0.995
+    top_k: int = TOP_K
+    weights: Weights = WEIGHTS
+    decay_rate: float = DECAY_RATE
     importance: float = 5
     timeout: float = 60.0
     db_path: str | None = DEFAULT_DB  # None: memories live in this process only

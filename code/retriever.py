@@ -17,7 +17,16 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from lab.validation import as_timestamp, check_decay_rate, check_k, check_weights
+from lab.defaults import DECAY_RATE, TOP_K, WEIGHTS
+from lab.validation import (
+    Timestamp,
+    Vector,
+    Weights,
+    as_timestamp,
+    check_decay_rate,
+    check_k,
+    check_weights,
+)
 from memory_store import Memory, MemoryStore
 from scoring import importance_score, recency_score, relevance_score, retrieval_score
 
@@ -34,35 +43,37 @@ class ScoredMemory(NamedTuple):
 
 def rank_memories(
     store: MemoryStore,
-    query_embedding,
-    now,
-    weights=(1.0, 1.0, 1.0),
-    decay_rate: float = 0.995,
+    query_embedding: Vector,
+    now: Timestamp,
+    weights: Weights = WEIGHTS,
+    decay_rate: float = DECAY_RATE,
 ) -> list[ScoredMemory]:
     """Score every live memory in `store` against the query, best first. Changes nothing.
 
     Inputs:
-        store: a MemoryStore; iterate it with `for memory in store`.
+        store: a MemoryStore; iterate it with `for memory in store` (in the order the
+            memories were added).
         query_embedding: the query's vector, same model and length as the memories'.
         now: current time, epoch seconds (float) or datetime.
-        weights: (w_relevance, w_recency, w_importance).
-        decay_rate: recency kept per hour, in (0, 1].
+        weights: (w_relevance, w_recency, w_importance); default (1.0, 1.0, 1.0).
+        decay_rate: recency kept per hour, in (0, 1]; default 0.995.
     Returns:
         list of ScoredMemory(memory, relevance, recency, importance, score), one per
-        memory whose superseded_by is None, sorted by score, highest first; equal scores
-        keep the store's order.
+        memory whose superseded_by is None, highest score first; memories with equal
+        scores keep the store's order.
 
     Example (the course's relevance tie: same vector, m1 fresher and more important):
         [row.memory.id for row in rank_memories(store, [1.0, 0.0, 0.0], now)] -> ['m1', 'm0']
-
-    TODO: for each live memory compute relevance (query vs memory.embedding), recency
-    (from memory.last_accessed) and importance with your scoring functions, combine
-    them with retrieval_score, then sort.
-    Pitfall: sort highest first; sorted(..., reverse=True) keeps ties in store order.
     """
     query_embedding, now, weights, decay_rate = _checked(
         store, query_embedding, now, weights, decay_rate
     )
+    # TODO: Milestone 4. The arguments are checked and converted now: a tuple of floats
+    # of the store's length, float seconds, three float weights, a float rate. Give
+    # every live memory one ScoredMemory row built with your four scoring functions
+    # (recency is measured from the last access, not from creation), and return the
+    # rows best first. A superseded memory gets no row at all. Two rows with the same
+    # score must come out in the store's order, whatever the ordering method you use.
     ### BEGIN SOLUTION
     rows = []
     for memory in store:
@@ -80,11 +91,11 @@ def rank_memories(
 
 def retrieve(
     store: MemoryStore,
-    query_embedding,
-    now,
-    k: int = 3,
-    weights=(1.0, 1.0, 1.0),
-    decay_rate: float = 0.995,
+    query_embedding: Vector,
+    now: Timestamp,
+    k: int = TOP_K,
+    weights: Weights = WEIGHTS,
+    decay_rate: float = DECAY_RATE,
 ) -> list[Memory]:
     """The k memories most worth recalling for this query; refreshes their last_accessed.
 
@@ -98,15 +109,16 @@ def retrieve(
 
     Example:
         retrieve(store, [1.0, 0.0, 0.0], now=now, k=1)[0].id -> 'm1'
-
-    TODO: rank, keep the first k, set last_accessed = now on exactly those, return them.
-    Pitfall: return Memory objects (not ScoredMemory rows, scores or ids), and touch
-    only the memories you return: refreshing all of them would make recency meaningless.
     """
     query_embedding, now, weights, decay_rate = _checked(
         store, query_embedding, now, weights, decay_rate
     )
     k = check_k(k)
+    # TODO: Milestone 4. Everything is checked and converted as in rank_memories, and
+    # `k` is an int >= 1. Return the Memory objects (not rows, scores or ids) of the k
+    # best rows of your ranking, best first, and mark each of those, and only those, as
+    # recalled `now`: being recalled is what keeps a memory fresh, and refreshing the
+    # ones you did not return would make recency meaningless.
     ### BEGIN SOLUTION
     top = rank_memories(store, query_embedding, now, weights=weights, decay_rate=decay_rate)[:k]
     for row in top:

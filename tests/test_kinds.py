@@ -8,13 +8,12 @@ import pytest
 
 from extensions.kinds import (
     DEFAULT_HALF_LIVES,
-    decay_rate_for_half_life,
     decay_rate_for_kind,
     decay_rates,
-    half_life_hours,
     rank_by_kind,
     retrieve_by_kind,
 )
+from lab.signals import decay_rate_for_half_life, half_life_hours
 from memory_store import Memory, MemoryStore
 from retriever import rank_memories
 from scoring import importance_score, recency_score, relevance_score, retrieval_score

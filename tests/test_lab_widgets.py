@@ -10,10 +10,11 @@ import plotly.graph_objects as go
 import pytest
 
 import scoring
+from lab.signals import min_max
 from memory_store import Memory, MemoryStore
 from teaching import widgets as lab_widgets
 from teaching.svg_chart import figure_svg
-from teaching.widgets import DecayCurveExplorer, LiveFunction, WeightsExplorer, min_max
+from teaching.widgets import DecayCurveExplorer, LiveFunction, WeightsExplorer
 
 NOW = 1_000_000.0
 HOUR = 3600.0

@@ -18,7 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from evaluation.dataset import EvalSet, Question
-from extensions.kinds import DEFAULT_HALF_LIVES, decay_rate_for_half_life
+from extensions.kinds import DEFAULT_HALF_LIVES
+from lab.signals import decay_rate_for_half_life, min_max
 from lab.validation import KINDS, check_decay_rate, check_weights
 from retriever import ScoredMemory
 from scoring import importance_score, recency_score, retrieval_score
@@ -110,17 +111,11 @@ def rank(evalset: EvalSet, question: Question, strategy: Strategy) -> list[Score
         rec = recency_score(now, memory.last_accessed, strategy.decay_rates[memory.kind])
         rows.append([memory, rel, rec, importance_score(memory.importance)])
     if strategy.min_max and rows:
-        for col in (1, 2, 3):
-            _min_max(rows, col)
+        for col in (1, 2, 3):  # each signal rescaled over the candidates
+            for row, value in zip(rows, min_max([row[col] for row in rows])):
+                row[col] = value
     scored = [
         ScoredMemory(m, rel, rec, imp, retrieval_score(rel, rec, imp, weights=strategy.weights))
         for m, rel, rec, imp in rows
     ]
     return sorted(scored, key=lambda row: row.score, reverse=True)
-
-
-def _min_max(rows: list[list], col: int) -> None:
-    low = min(row[col] for row in rows)
-    high = max(row[col] for row in rows)
-    for row in rows:  # all equal: 0.5 for everyone, as Generative Agents does
-        row[col] = 0.5 if high == low else (row[col] - low) / (high - low)

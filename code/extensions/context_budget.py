@@ -37,9 +37,10 @@ from typing import NamedTuple
 
 from extensions.kinds import rank_by_kind
 from extensions.model_choice import ask, is_offline, resolve_chat_model
+from lab.defaults import WEIGHTS
 from lab.memory_block import format_date, memory_item, render_items
 from lab.text import STOP_WORDS
-from lab.validation import as_timestamp
+from lab.validation import Weights, as_timestamp
 from memory_store import Memory, MemoryStore
 
 CHARS_PER_TOKEN = 4  # rough average for English text
@@ -160,7 +161,7 @@ def recall_within_budget(
     now,
     budget_tokens: int,
     k: int = 10,
-    weights=(1.0, 1.0, 1.0),
+    weights: Weights = WEIGHTS,
     half_lives: dict[str, float] | None = None,
     count: Callable[[str], int] = count_tokens,
 ) -> BudgetedContext:

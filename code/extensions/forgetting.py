@@ -25,10 +25,10 @@ shared store (open one user's store instead).
 
 from __future__ import annotations
 
+from lab.units import SECONDS_PER_DAY
 from lab.validation import IMPORTANCE_RANGE, as_number, as_timestamp
 from memory_store import Memory, MemoryStore, check_store
 
-SECONDS_PER_DAY = 86_400.0
 OLDER_THAN_DAYS = 180.0
 IMPORTANCE_BELOW = 3.0  # on the 1-10 scale; the course's 0.3 on a 0-1 scale
 

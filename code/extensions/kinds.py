@@ -33,11 +33,19 @@ from __future__ import annotations
 
 import math
 
-from lab.validation import KINDS, as_number, as_timestamp, check_k, check_kind, check_weights
+from lab.defaults import WEIGHTS
+from lab.signals import decay_rate_for_half_life
+from lab.units import HOURS_PER_DAY
+from lab.validation import (
+    KINDS,
+    Weights,
+    as_timestamp,
+    check_k,
+    check_kind,
+    check_weights,
+)
 from memory_store import Memory, MemoryStore, check_store
 from retriever import ScoredMemory, rank_memories
-
-HOURS_PER_DAY = 24.0
 
 # hours; episodes fade over ~6 weeks, facts and skills only when superseded
 DEFAULT_HALF_LIVES: dict[str, float] = {
@@ -45,38 +53,6 @@ DEFAULT_HALF_LIVES: dict[str, float] = {
     "semantic": math.inf,
     "procedural": math.inf,
 }
-
-
-def decay_rate_for_half_life(half_life_hours: float) -> float:
-    """The hourly decay rate that halves recency every `half_life_hours` (inf -> 1.0).
-
-    decay_rate_for_half_life(138.3) -> 0.99500 (approximately)
-    """
-    if half_life_hours == math.inf and not isinstance(half_life_hours, bool):
-        return 1.0  # never fades
-    hours = as_number(half_life_hours, "half_life_hours")
-    if not hours > 0:
-        raise ValueError(f"half_life_hours must be positive (or math.inf), got {half_life_hours!r}")
-    rate = 0.5 ** (1.0 / hours)
-    if rate == 0.0:  # subtle: below ~0.00093 hours the rate underflows, and 0 is no rate
-        raise ValueError(
-            f"half_life_hours={half_life_hours!r} is too short: its hourly decay rate "
-            "0.5 ** (1 / half_life_hours) rounds to 0; use at least 0.001 hours"
-        )
-    return rate
-
-
-def half_life_hours(decay_rate: float) -> float:
-    """Hours until recency halves at an hourly `decay_rate` in (0, 1] (1.0 -> inf).
-
-    half_life_hours(0.995) -> 138.28...
-    """
-    rate = as_number(decay_rate, "decay_rate")
-    if not 0.0 < rate <= 1.0:
-        raise ValueError(f"decay_rate must be in (0, 1], got {decay_rate!r}")
-    if rate == 1.0:
-        return math.inf
-    return math.log(0.5) / math.log(rate)
 
 
 def decay_rate_for_kind(kind: str, half_lives: dict[str, float] | None = None) -> float:
@@ -109,7 +85,7 @@ def rank_by_kind(
     store: MemoryStore,
     query_embedding,
     now,
-    weights=(1.0, 1.0, 1.0),
+    weights: Weights = WEIGHTS,
     half_lives: dict[str, float] | None = None,
 ) -> list[ScoredMemory]:
     """Like retriever.rank_memories, but each kind decays at its own half-life.
@@ -146,7 +122,7 @@ def retrieve_by_kind(
     query_embedding,
     now,
     k: int = 3,
-    weights=(1.0, 1.0, 1.0),
+    weights: Weights = WEIGHTS,
     half_lives: dict[str, float] | None = None,
 ) -> list[Memory]:
     """The top k of rank_by_kind; sets last_accessed = now on exactly those memories.

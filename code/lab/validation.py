@@ -16,9 +16,14 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
+
+# What the signatures say, and what each helper returns:
+Timestamp = float | datetime  # epoch seconds, or a datetime converted to them
+Vector = Sequence[float]  # a list, tuple or 1-D numpy array of finite floats
+Weights = tuple[float, float, float]  # (relevance, recency, importance), each >= 0
 
 KINDS = ("episodic", "semantic", "procedural")  # events, durable facts, skills
 IMPORTANCE_RANGE = (1, 10)  # the Generative Agents "poignancy" scale

@@ -36,7 +36,16 @@ import numbers
 
 import numpy as np
 
-from lab.validation import KINDS, as_timestamp, check_decay_rate, check_k, check_kind, check_weights
+from lab.defaults import DECAY_RATE, WEIGHTS
+from lab.validation import (
+    KINDS,
+    Weights,
+    as_timestamp,
+    check_decay_rate,
+    check_k,
+    check_kind,
+    check_weights,
+)
 from memory_store import Memory, MemoryStore
 from retriever import ScoredMemory
 from scale.matrix_scoring import (
@@ -206,8 +215,8 @@ class MemoryIndex:
         query_embedding,
         now,
         k: int = 3,
-        weights=(1.0, 1.0, 1.0),
-        decay_rate: float = 0.995,
+        weights: Weights = WEIGHTS,
+        decay_rate: float = DECAY_RATE,
         user_id: str | None = None,
         kinds=None,
         candidates: int | None = None,

@@ -49,54 +49,25 @@ class Milestone(NamedTuple):
         return f"{self.file}, Milestone {self.number} ({self.notebook})"
 
 
-def _cells(*pairs: tuple[str, int]) -> tuple[GradeCell, ...]:
-    return tuple(GradeCell(*pair) for pair in pairs)
+def _row(name, number, module, notebook, *cells: tuple[str, int]) -> Milestone:
+    return Milestone(name, number, module, notebook, tuple(GradeCell(*c) for c in cells))
 
 
+# function, milestone, file in code/, notebook, then each grade cell (grade_id, points)
 _ROWS = (
-    Milestone(
-        "recency_score",
-        1,
-        "scoring",
-        "01_recency.ipynb",
-        _cells(("check_recency_score", 3), ("check_recency_score_hidden", 2)),
-    ),
-    Milestone(
-        "importance_score",
-        2,
-        "scoring",
-        "02_importance_and_relevance.ipynb",
-        _cells(("check_importance_score", 1), ("check_importance_score_hidden", 1)),
-    ),
-    Milestone(
-        "relevance_score",
-        2,
-        "scoring",
-        "02_importance_and_relevance.ipynb",
-        _cells(("check_relevance_score", 2), ("check_relevance_score_hidden", 2)),
-    ),
-    Milestone(
-        "retrieval_score",
-        3,
-        "scoring",
-        "03_retrieval_score.ipynb",
-        _cells(("check_retrieval_score", 2), ("check_retrieval_score_hidden", 2)),
-    ),
-    Milestone(
-        "rank_memories",
-        4,
-        "retriever",
-        "04_retriever.ipynb",
-        _cells(("check_rank_memories", 2)),
-    ),
-    Milestone(
-        "retrieve",
-        4,
-        "retriever",
-        "04_retriever.ipynb",
-        _cells(("check_retrieve", 3), ("check_retrieve_hidden", 3)),
-    ),
-)
+    _row("recency_score", 1, "scoring", "01_recency.ipynb",
+         ("check_recency_score", 3), ("check_recency_score_hidden", 2)),
+    _row("importance_score", 2, "scoring", "02_importance_and_relevance.ipynb",
+         ("check_importance_score", 1), ("check_importance_score_hidden", 1)),
+    _row("relevance_score", 2, "scoring", "02_importance_and_relevance.ipynb",
+         ("check_relevance_score", 2), ("check_relevance_score_hidden", 2)),
+    _row("retrieval_score", 3, "scoring", "03_retrieval_score.ipynb",
+         ("check_retrieval_score", 2), ("check_retrieval_score_hidden", 2)),
+    _row("rank_memories", 4, "retriever", "04_retriever.ipynb",
+         ("check_rank_memories", 2)),
+    _row("retrieve", 4, "retriever", "04_retriever.ipynb",
+         ("check_retrieve", 3), ("check_retrieve_hidden", 3)),
+)  # fmt: skip
 
 MILESTONES: dict[str, Milestone] = {row.name: row for row in _ROWS}  # in milestone order
 

@@ -26,11 +26,14 @@ from pathlib import Path
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
+from lab.defaults import COURSE_NOW, DECAY_RATE
+from lab.signals import half_life_hours, min_max
+from lab.units import SECONDS_PER_HOUR
 from teaching.milestones import MILESTONES
 from teaching.svg_chart import figure_svg
 
-NOW = 1_000_000.0  # a fixed "now", epoch seconds
-HOUR = 3600.0
+NOW = COURSE_NOW  # a fixed "now", epoch seconds
+HOUR = SECONDS_PER_HOUR
 LABEL = {"description_width": "initial"}  # show a control's whole label, never "hours sho..."
 
 
@@ -109,7 +112,7 @@ class Live(Explorer):
 class DecayCurveExplorer(Explorer):
     """recency_score over the last hours, with sliders for the decay rate and the span."""
 
-    def __init__(self, decay_rate: float = 0.995, hours: int = 168) -> None:
+    def __init__(self, decay_rate: float = DECAY_RATE, hours: int = 168) -> None:
         self.recency = LiveFunction("recency_score")
         self.rate = widgets.FloatSlider(
             value=decay_rate,
@@ -145,7 +148,7 @@ class DecayCurveExplorer(Explorer):
     def update(self) -> None:
         rate, span = self.rate.value, self.span.value
         hours = [span * i / 120 for i in range(121)]
-        half_life = math.log(0.5) / math.log(rate) if rate < 1 else math.inf  # rate**h == 0.5
+        half_life = half_life_hours(rate)  # rate ** half_life == 0.5; inf for 1.0
         try:
             values = [self.recency(NOW, NOW - h * HOUR, decay_rate=rate) for h in hours]
             at_half_life = self.recency(NOW, NOW - min(half_life, 1e6) * HOUR, decay_rate=rate)
@@ -183,7 +186,7 @@ class WeightsExplorer(Explorer):
 
     SIGNALS = ("relevance", "recency", "importance")
 
-    def __init__(self, store, query_embedding, now, decay_rate: float = 0.995) -> None:
+    def __init__(self, store, query_embedding, now, decay_rate: float = DECAY_RATE) -> None:
         self.store, self.query, self.now, self.decay_rate = store, query_embedding, now, decay_rate
         self.functions = {
             name: LiveFunction(name)
@@ -287,14 +290,6 @@ class WeightsExplorer(Explorer):
             except Exception:  # broken, not missing: update() reports errors separately
                 pass
         return missing
-
-
-def min_max(values: list[float]) -> list[float]:
-    """Rescale to [0, 1]; if all values are equal there is no spread, so all become 0.5."""
-    low, high = min(values, default=0.0), max(values, default=0.0)
-    if high == low:
-        return [0.5] * len(values)  # as Generative Agents does; 0/0 otherwise
-    return [(v - low) / (high - low) for v in values]
 
 
 def ranking_table(rows: list[tuple]) -> str:

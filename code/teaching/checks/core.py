@@ -28,10 +28,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from lab.defaults import COURSE_NOW
+from lab.units import SECONDS_PER_HOUR
 from teaching.milestones import MILESTONES, where
 
-HOUR = 3600.0
-NOW = 1_000_000.0  # the course examples' fixed "now", epoch seconds
+HOUR = SECONDS_PER_HOUR
+NOW = COURSE_NOW  # the course examples' fixed "now", epoch seconds
 
 
 class CheckFailed(AssertionError):
