@@ -53,7 +53,7 @@ from lab.memory_block import (
     render_memory_block,
 )
 from lab.sqlite_store import PersistentMemoryStore
-from lab.validation import as_timestamp
+from lab.validation import as_timestamp, check_text
 from memory_store import Memory, MemoryStore
 from retriever import retrieve
 
@@ -105,8 +105,7 @@ def chat_with_memory(
     Returns:
         ChatResult(reply, recalled, messages, written).
     """
-    if not isinstance(message, str) or not message.strip():
-        raise ValueError(f"message must be a non-empty string, got {message!r}")
+    check_text(message, "message")
     settings = settings or load_settings()
     embedder = embedder or Embedder(settings.embed_model, settings.api_base, settings.timeout)
     now = time.time() if now is None else as_timestamp(now, "now")

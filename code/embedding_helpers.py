@@ -25,6 +25,7 @@ import time
 from collections.abc import Sequence
 
 from lab.offline_embedding import offline_dimensions, offline_embedding
+from lab.validation import check_text
 from memory_store import Memory, MemoryStore
 
 
@@ -45,8 +46,7 @@ class Embedder:
             model = settings.embed_model if model is None else model
             api_base = settings.api_base if api_base is None else api_base
             timeout = settings.timeout if timeout is None else timeout
-        if not isinstance(model, str) or not model:
-            raise ValueError(f"model must be a non-empty string, got {model!r}")
+        check_text(model, "model")
         if model.startswith("memorylab/"):
             offline_dimensions(model)  # fail now, not at the first embed
         self.model, self.api_base, self.timeout = model, api_base, timeout

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from lab.validation import as_timestamp, as_vector, check_importance, check_kind
+from lab.validation import as_timestamp, as_vector, check_importance, check_kind, check_text
 
 # --- one memory ----------------------------------------------------------------------
 
@@ -77,8 +77,7 @@ class Memory:
         if value is None and name in _REQUIRED_AFTER_INIT and "_ready" in self.__dict__:
             raise ValueError(f"memory {self.id!r}: {name} cannot be set to None")
         if name == "id":
-            if not isinstance(value, str) or not value.strip():
-                raise ValueError(f"id must be a non-empty string, got {value!r}")
+            check_text(value, "id")
         elif name == "text":
             if not isinstance(value, str):
                 raise TypeError(f"text must be a string, got {type(value).__name__}: {value!r}")
@@ -92,15 +91,15 @@ class Memory:
         elif name == "embedding" and value is not None:
             value = as_vector(value, "embedding")
         elif name in ("embedding_model", "superseded_by"):
-            if value is not None and (not isinstance(value, str) or not value):
-                raise ValueError(f"{name} must be a non-empty string or None, got {value!r}")
+            if value is not None:
+                check_text(value, name, "a non-empty string or None")
             if name == "superseded_by" and value is not None and value == self.id:
                 raise ValueError(
                     f"memory {self.id!r} cannot supersede itself: "
                     "superseded_by must name another memory"
                 )
-        elif name == "user_id" and (not isinstance(value, str) or not value.strip()):
-            raise ValueError(f"user_id must be a non-empty string, got {value!r}")
+        elif name == "user_id":
+            check_text(value, "user_id")
         elif name == "metadata" and not isinstance(value, dict):
             raise TypeError(f"metadata must be a dict, got {type(value).__name__}")
         object.__setattr__(self, name, value)

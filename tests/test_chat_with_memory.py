@@ -165,7 +165,7 @@ def test_a_failing_model_raises_a_clear_error_and_writes_nothing(store, monkeypa
 
     monkeypatch.setattr(litellm, "completion", broken)
     settings = replace(Settings(), chat_model="openai/gpt-4o-mini")
-    with pytest.raises(RuntimeError, match="MEMORY_LAB_CHAT_MODEL") as info:
+    with pytest.raises(models.ModelCallError, match="MEMORY_LAB_CHAT_MODEL") as info:
         chat_with_memory(QUESTION, store, now=NOW, settings=settings)
     assert "openai/gpt-4o-mini" in str(info.value) and "no route to host" in str(info.value)
     assert len(store) == 3  # no half-written turn
@@ -173,7 +173,7 @@ def test_a_failing_model_raises_a_clear_error_and_writes_nothing(store, monkeypa
 
 def test_an_unknown_offline_chat_model_is_refused(store):
     settings = replace(Settings(), chat_model="memorylab/genius")
-    with pytest.raises(RuntimeError, match="offline-chat"):
+    with pytest.raises(models.ModelCallError, match="offline-chat"):
         chat_with_memory(QUESTION, store, now=NOW, settings=settings)
 
 
@@ -186,9 +186,12 @@ def test_a_store_from_another_embedding_model_is_refused(store):
     assert "memorylab/hashed-bow-384" in str(info.value)
 
 
-@pytest.mark.parametrize("message", ["", "   ", None, 42])
-def test_an_empty_message_is_refused(store, message):
-    with pytest.raises(ValueError, match="message"):
+@pytest.mark.parametrize(
+    ("message", "error"),
+    [("", ValueError), ("   ", ValueError), (None, TypeError), (42, TypeError)],
+)
+def test_an_empty_message_is_refused(store, message, error):
+    with pytest.raises(error, match="message must be a non-empty string"):
         chat_with_memory(message, store, now=NOW)
 
 

@@ -155,18 +155,18 @@ def test_the_summary_prompt_asks_for_one_standalone_sentence():
 
 
 @pytest.mark.parametrize(
-    ("kwargs", "pattern"),
+    ("kwargs", "error", "pattern"),
     [
-        ({"min_size": 1}, "min_size must be an integer >= 2"),
-        ({"min_size": 2.5}, "min_size must be an integer >= 2"),
-        ({"min_size": True}, "min_size must be an integer >= 2"),
-        ({"min_similarity": 2.0}, "min_similarity must be a cosine"),
-        ({"importance": 0}, "importance must be in"),
+        ({"min_size": 1}, ValueError, "min_size must be an integer >= 2"),
+        ({"min_size": 2.5}, TypeError, "min_size must be an integer >= 2"),
+        ({"min_size": True}, TypeError, "min_size must be an integer >= 2"),
+        ({"min_similarity": 2.0}, ValueError, "min_similarity must be a cosine"),
+        ({"importance": 0}, ValueError, "importance must be in"),
     ],
 )
-def test_bad_settings_are_refused_before_anything_is_written(embedder, kwargs, pattern):
+def test_bad_settings_are_refused_before_anything_is_written(embedder, kwargs, error, pattern):
     store = make_store(embedder, POOL_LEAK)
-    with pytest.raises(ValueError, match=pattern):
+    with pytest.raises(error, match=pattern):
         consolidate(store, embedder, NOW, **kwargs)
     assert all(m.superseded_by is None for m in store)
 

@@ -237,15 +237,17 @@ def test_a_failing_embedding_model_raises_runtimeerror_with_a_hint(monkeypatch):
         raise ConnectionError("no route to host")
 
     fake_litellm(monkeypatch, refuse)
-    with pytest.raises(RuntimeError, match="(?s)no route to host.*unset MEMORY_LAB_EMBED_MODEL"):
+    with pytest.raises(
+        models.ModelCallError, match="(?s)no route to host.*unset MEMORY_LAB_EMBED_MODEL"
+    ):
         models.embed("openai/text-embedding-3-small", ["a"])
 
 
-def test_a_wrong_number_of_vectors_raises_runtimeerror(monkeypatch):
+def test_a_wrong_number_of_vectors_is_a_model_call_error(monkeypatch):
     one_vector = SimpleNamespace(data=[{"index": 0, "embedding": [1.0, 0.0]}])
     fake_litellm(monkeypatch, lambda **kwargs: one_vector)
     with pytest.raises(
-        RuntimeError, match="text-embedding-3-small.*returned 1 vectors for 2 texts"
+        models.ModelCallError, match="text-embedding-3-small.*returned 1 vectors for 2 texts"
     ):
         models.embed("openai/text-embedding-3-small", ["a", "b"])
 

@@ -135,9 +135,11 @@ def test_the_prompt_asks_for_one_number_on_the_1_to_10_scale():
     assert "1 to 10" in prompt and "We signed the contract" in prompt
 
 
-@pytest.mark.parametrize("bad", ["", "   ", None, 7])
-def test_rating_refuses_empty_or_non_text(bad):
-    with pytest.raises(ValueError, match="non-empty string"):
+@pytest.mark.parametrize(
+    ("bad", "error"), [("", ValueError), ("   ", ValueError), (None, TypeError), (7, TypeError)]
+)
+def test_rating_refuses_empty_or_non_text(bad, error):
+    with pytest.raises(error, match="text to rate must be a non-empty string"):
         rate_importance(bad)
 
 

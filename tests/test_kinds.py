@@ -167,9 +167,12 @@ def test_retrieve_by_kind_on_an_empty_store_returns_nothing():
     assert retrieve_by_kind(MemoryStore(), [1.0, 0.0], NOW) == []
 
 
-@pytest.mark.parametrize("k", [0, -1, 1.5, True, "3"])
-def test_retrieve_by_kind_rejects_a_bad_k(store, k):
-    with pytest.raises(ValueError, match="k must be an integer"):
+@pytest.mark.parametrize(
+    ("k", "error"),
+    [(0, ValueError), (-1, ValueError), (1.5, TypeError), (True, TypeError), ("3", TypeError)],
+)
+def test_retrieve_by_kind_rejects_a_bad_k(store, k, error):
+    with pytest.raises(error, match="k must be an integer"):
         retrieve_by_kind(store, [1.0, 0.0], NOW, k=k)
 
 

@@ -362,9 +362,11 @@ def test_memory_belongs_to_the_default_user_unless_told_and_round_trips_its_user
     assert Memory.from_dict(m.to_dict()).user_id == "ada"
 
 
-@pytest.mark.parametrize("user_id", ["", "   ", None, 7])
-def test_memory_rejects_a_missing_or_non_string_user_id(user_id):
-    with pytest.raises(ValueError, match="user_id"):
+@pytest.mark.parametrize(
+    ("user_id", "error"), [("", ValueError), ("   ", ValueError), (None, TypeError), (7, TypeError)]
+)
+def test_memory_rejects_a_missing_or_non_string_user_id(user_id, error):
+    with pytest.raises(error, match="user_id must be a non-empty string"):
         make(user_id=user_id)
 
 
@@ -396,9 +398,20 @@ def test_as_vector_fast_path_still_refuses_non_finite_floats(values):
         as_vector(values)
 
 
-@pytest.mark.parametrize("k", [0, -1, 1.0, True, "3", None])
-def test_check_k_refuses_anything_but_a_positive_integer(k):
-    with pytest.raises(ValueError, match="k must be an integer >= 1"):
+@pytest.mark.parametrize(
+    ("k", "error"),
+    [
+        (0, ValueError),
+        (-1, ValueError),
+        (1.0, TypeError),
+        (True, TypeError),
+        ("3", TypeError),
+        (None, TypeError),
+    ],
+)
+def test_check_k_refuses_anything_but_a_positive_integer(k, error):
+    # the one policy: a wrong type is a TypeError, a wrong value a ValueError
+    with pytest.raises(error, match="k must be an integer >= 1"):
         check_k(k)
 
 

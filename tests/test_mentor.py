@@ -286,7 +286,7 @@ def test_a_failing_model_writes_nothing_and_says_why(answers_file, monkeypatch, 
     from lab import models
 
     def fail(*args, **kwargs):
-        raise RuntimeError("the chat model 'gpt-4o-mini' failed: AuthenticationError")
+        raise models.ModelCallError("the chat model 'gpt-4o-mini' failed: AuthenticationError")
 
     monkeypatch.setattr(models, "complete", fail)
     path = answers_file({"Q1": "It is stateless."})

@@ -29,9 +29,9 @@ def test_an_explicit_model_and_explicit_arguments_win(monkeypatch):
     assert model == "openai/gpt-4o-mini" and kwargs["timeout"] == 2
 
 
-@pytest.mark.parametrize("bad", ["", 42])
-def test_a_bad_model_name_is_refused(bad):
-    with pytest.raises(ValueError, match="model must be a non-empty string"):
+@pytest.mark.parametrize(("bad", "error"), [("", ValueError), (42, TypeError)])
+def test_a_bad_model_name_is_refused(bad, error):
+    with pytest.raises(error, match="model must be a non-empty string"):
         resolve_chat_model(bad)
 
 

@@ -284,9 +284,11 @@ def test_export_works_on_any_store_and_open_file():
     assert json.loads(lines[0])["id"] == "m1"
 
 
-@pytest.mark.parametrize("user_id", ["", "  ", None])
-def test_a_store_needs_a_user(path, user_id):
-    with pytest.raises(ValueError, match="user_id must be a non-empty string"):
+@pytest.mark.parametrize(
+    ("user_id", "error"), [("", ValueError), ("  ", ValueError), (None, TypeError)]
+)
+def test_a_store_needs_a_user(path, user_id, error):
+    with pytest.raises(error, match="user_id must be a non-empty string"):
         open_store(path, user_id)
     assert not path.exists()
 

@@ -139,9 +139,19 @@ def test_retrieval_keeps_used_memories_warm_and_lets_unused_ones_fade():
     assert rows["unused"].recency == pytest.approx(0.995 ** (7 * 24))
 
 
-@pytest.mark.parametrize("k", [0, -1, 1.5, "3", True, None])
-def test_k_must_be_a_positive_integer(store, k):
-    with pytest.raises(ValueError, match="k must be an integer >= 1"):
+@pytest.mark.parametrize(
+    ("k", "error"),
+    [
+        (0, ValueError),
+        (-1, ValueError),
+        (1.5, TypeError),
+        ("3", TypeError),
+        (True, TypeError),
+        (None, TypeError),
+    ],
+)
+def test_k_must_be_a_positive_integer(store, k, error):
+    with pytest.raises(error, match="k must be an integer >= 1"):
         retrieve(store, [1.0, 0.0], NOW, k=k)
 
 

@@ -149,11 +149,15 @@ def test_a_fact_is_never_matched_against_another_users_fact(embedder):
     assert len(store) == 2 and all(m.superseded_by is None for m in store)
 
 
-@pytest.mark.parametrize("text", ["", "   ", None, 42])
-def test_an_empty_or_non_text_fact_is_refused_before_anything_is_written(store, embedder, text):
-    with pytest.raises(ValueError, match="fact must be a non-empty string"):
+@pytest.mark.parametrize(
+    ("text", "error"), [("", ValueError), ("   ", ValueError), (None, TypeError), (42, TypeError)]
+)
+def test_an_empty_or_non_text_fact_is_refused_before_anything_is_written(
+    store, embedder, text, error
+):
+    with pytest.raises(error, match="fact must be a non-empty string"):
         remember_fact(store, text, embedder=embedder, now=NOW)
-    with pytest.raises(ValueError, match="fact must be a non-empty string"):
+    with pytest.raises(error, match="fact must be a non-empty string"):
         replace_fact(store, "m1", text, embedder, NOW)
     assert len(store) == 3 and store.get("m1").superseded_by is None
 

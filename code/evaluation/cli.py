@@ -16,6 +16,7 @@ from embedding_helpers import Embedder
 from evaluation.dataset import DatasetError, load_dataset
 from evaluation.metrics import DEFAULT_KS, ablation, format_table
 from evaluation.strategies import STRATEGIES
+from lab.models import ModelCallError
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "data" / "eval" / "one_year.json"
 
@@ -46,8 +47,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     say(f"loading and embedding {_shown(Path(args.data))}")
     try:
         evalset = load_dataset(args.data, Embedder(args.embed_model))
-    # a bad file, model name or path, or an embedding model that fails (RuntimeError)
-    except (DatasetError, ValueError, OSError, RuntimeError) as err:
+    # a bad file, model name or path, or an embedding model that fails
+    except (DatasetError, ValueError, TypeError, OSError, ModelCallError) as err:
         say(f"error: {err}")
         return 2
     say(f"{len(evalset.store)} memories, {len(evalset.questions)} questions")

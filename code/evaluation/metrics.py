@@ -15,12 +15,12 @@ speed beyond "fast enough" for hundreds of memories.
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from evaluation.dataset import EvalSet
 from evaluation.strategies import STRATEGIES, Strategy, rank
+from lab.validation import check_int
 
 DEFAULT_KS = (1, 3, 5, 10)
 
@@ -30,8 +30,7 @@ def recall_at_k(ranked_ids: Sequence[str], evidence: Iterable[str], k: int) -> f
     evidence = set(evidence)
     if not evidence:
         raise ValueError("evidence must name at least one id")
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
-        raise ValueError(f"k must be an integer >= 1, got {k!r}")
+    k = check_int(k, "k")
     return len(evidence.intersection(ranked_ids[:k])) / len(evidence)
 
 

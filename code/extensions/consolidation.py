@@ -25,13 +25,13 @@ Deliberately left out: scheduling (run it nightly, say).
 
 from __future__ import annotations
 
-import numbers
 from typing import NamedTuple
 
 from embedding_helpers import Embedder
 from extensions.model_choice import ask, is_offline, resolve_chat_model
 from lab.memory_block import format_date
-from lab.validation import as_number, as_timestamp, check_importance
+from lab.models import ModelCallError
+from lab.validation import as_number, as_timestamp, check_importance, check_int
 from memory_store import Memory, MemoryStore
 from scoring import relevance_score
 
@@ -130,7 +130,7 @@ def summarise_cluster(
     prompt = SUMMARY_PROMPT.format(n=len(memories), notes=notes)
     try:
         reply = ask(model, prompt, **kwargs)
-    except RuntimeError as exc:
+    except ModelCallError as exc:
         reason = str(exc).splitlines()[0]
         return offline_summary(memories), f"offline (model failed: {reason})"
     lines = [line.strip().strip('"').strip() for line in reply.splitlines()]
@@ -208,6 +208,4 @@ def _archive(store, embedder, cluster, text, source, importance, now) -> Memory:
 
 
 def _check_size(min_size) -> int:
-    if isinstance(min_size, bool) or not isinstance(min_size, numbers.Integral) or min_size < 2:
-        raise ValueError(f"min_size must be an integer >= 2 (a cluster), got {min_size!r}")
-    return int(min_size)
+    return check_int(min_size, "min_size", 2, "a cluster")

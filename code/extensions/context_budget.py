@@ -29,7 +29,6 @@ text, conversation): the budget here is for the memory block alone.
 from __future__ import annotations
 
 import math
-import numbers
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -39,8 +38,9 @@ from extensions.kinds import rank_by_kind
 from extensions.model_choice import ask, is_offline, resolve_chat_model
 from lab.defaults import WEIGHTS
 from lab.memory_block import format_date, memory_item, render_items
+from lab.models import ModelCallError
 from lab.text import STOP_WORDS
-from lab.validation import Weights, as_timestamp
+from lab.validation import Weights, as_timestamp, check_int, check_text
 from memory_store import Memory, MemoryStore
 
 CHARS_PER_TOKEN = 4  # rough average for English text
@@ -123,16 +123,13 @@ def fit_to_budget(
         Order is kept: a memory is never skipped in favour of a lower-ranked one.
     Raises ValueError if not even the empty block with a summary can fit.
     """
-    if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, numbers.Integral):
-        raise ValueError(f"budget_tokens must be an integer >= 1, got {budget_tokens!r}")
-    if budget_tokens < 1:
-        raise ValueError(f"budget_tokens must be an integer >= 1, got {budget_tokens!r}")
+    budget_tokens = check_int(budget_tokens, "budget_tokens")
     now = as_timestamp(now, "now")
     memories = _check_memories(memories)
     if not callable(count):
         raise TypeError(f"count must be a function text -> tokens, got {count!r}")
-    if model is not None and (not isinstance(model, str) or not model):
-        raise ValueError(f"model must be a non-empty string or None, got {model!r}")
+    if model is not None:
+        check_text(model, "model", "a non-empty string or None")
     for keep in range(len(memories), -1, -1):  # the most memories first
         included, rest = memories[:keep], memories[keep:]
         summary = overflow_summary(rest) if rest else None
@@ -172,8 +169,7 @@ def recall_within_budget(
 
         recall_within_budget(store, query, now, budget_tokens=160).included -> [Memory, ...]
     """
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
-        raise ValueError(f"k must be an integer >= 1 (how many memories to consider), got {k!r}")
+    k = check_int(k, "k", 1, "how many memories to consider")
     rows = rank_by_kind(store, query_embedding, now, weights=weights, half_lives=half_lives)
     context = fit_to_budget([row.memory for row in rows[:k]], budget_tokens, now, count=count)
     now = as_timestamp(now, "now")
@@ -184,10 +180,7 @@ def recall_within_budget(
 
 def _tokens(count: Callable[[str], int], text: str) -> int:
     """count(text), checked: a NaN or a string would make every budget comparison wrong."""
-    tokens = count(text)
-    if isinstance(tokens, bool) or not isinstance(tokens, numbers.Integral) or tokens < 0:
-        raise ValueError(f"count(text) must return a whole number of tokens >= 0, got {tokens!r}")
-    return int(tokens)
+    return check_int(count(text), "count(text)", 0, "a whole number of tokens")
 
 
 def _check_memories(memories) -> list[Memory]:
@@ -212,7 +205,7 @@ def _model_summary(memories: list[Memory], model: str, kwargs: dict) -> str | No
     )
     try:
         reply = ask(model, prompt, **kwargs)
-    except RuntimeError:
+    except ModelCallError:
         return None  # the offline summary stands
     line = next((x.strip() for x in reply.splitlines() if x.strip()), "")
     return line or None

@@ -36,6 +36,7 @@ from extensions.model_choice import ask, is_offline, resolve_chat_model
 from extensions.what_to_embed import check_turns, episode_text, worth_embedding
 from lab.memory_block import format_date
 from lab.text import STOP_WORDS
+from lab.validation import check_int
 from memory_store import Memory, MemoryStore
 
 MAX_FACTS = 3
@@ -183,8 +184,7 @@ def remember_distilled(
 
 
 def _check_max(max_facts) -> None:
-    if isinstance(max_facts, bool) or not isinstance(max_facts, int) or max_facts < 1:
-        raise ValueError(f"max_facts must be an integer >= 1, got {max_facts!r}")
+    check_int(max_facts, "max_facts")
 
 
 def _words(text: str) -> list[str]:

@@ -24,8 +24,9 @@ from typing import NamedTuple
 
 from embedding_helpers import Embedder
 from extensions.model_choice import ask, is_offline, resolve_chat_model
+from lab.models import ModelCallError
 from lab.text import tokenize
-from lab.validation import IMPORTANCE_RANGE, check_importance, check_kind
+from lab.validation import IMPORTANCE_RANGE, check_importance, check_kind, check_text
 from memory_store import Memory, MemoryStore
 
 LOW, HIGH = IMPORTANCE_RANGE  # 1, 10
@@ -153,7 +154,7 @@ def rate_importance(
         return heuristic_importance(text)
     try:
         reply = ask(model, RATING_PROMPT.format(text=text), **kwargs)
-    except RuntimeError as exc:
+    except ModelCallError as exc:
         fallback = heuristic_importance(text)
         reason = str(exc).splitlines()[0]
         return fallback._replace(note=f"{fallback.note} (model failed: {reason})")
@@ -186,5 +187,4 @@ def _tidy(value: float) -> float:
 
 
 def _check_text(text) -> None:
-    if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"text to rate must be a non-empty string, got {text!r}")
+    check_text(text, "text to rate")

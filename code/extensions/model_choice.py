@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from lab.validation import check_text
+
 
 def resolve_chat_model(model: str | None = None, **model_kwargs: Any) -> tuple[str, dict]:
     """(model, call keyword arguments): the given model, else the configured one.
@@ -30,8 +32,7 @@ def resolve_chat_model(model: str | None = None, **model_kwargs: Any) -> tuple[s
     settings = load_settings()
     if model is None:
         model = settings.chat_model
-    if not isinstance(model, str) or not model:
-        raise ValueError(f"model must be a non-empty string or None, got {model!r}")
+    check_text(model, "model", "a non-empty string or None")
     kwargs = {"api_base": settings.api_base, "timeout": settings.timeout, **model_kwargs}
     return model, kwargs
 
@@ -44,7 +45,7 @@ def is_offline(model: str) -> bool:
 def ask(model: str, prompt: str, **kwargs: Any) -> str:
     """Send one user message to `model` through litellm and return the reply text.
 
-    Raises RuntimeError (from lab.models.complete) when the model cannot be reached.
+    Raises lab.models.ModelCallError (a RuntimeError) when the model cannot be reached.
     """
     from lab.models import complete  # imports litellm: only when a real model is asked
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from embedding_helpers import Embedder
-from lab.validation import as_number
+from lab.validation import as_number, check_text
 from memory_store import Memory, MemoryStore, check_store
 from scoring import relevance_score
 
@@ -189,5 +189,4 @@ def fact_history(store: MemoryStore, memory_id: str) -> list[Memory]:
 
 
 def _check_fact_text(text) -> None:
-    if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"a fact must be a non-empty string, got {text!r}")
+    check_text(text, "a fact")

@@ -26,11 +26,10 @@ could).
 from __future__ import annotations
 
 import json
-import numbers
 import re
 
 from embedding_helpers import Embedder
-from lab.validation import as_number, as_timestamp
+from lab.validation import as_number, as_timestamp, check_int
 from memory_store import Memory, MemoryStore
 
 GREETING_WORDS = frozenset(
@@ -100,8 +99,7 @@ def group_episodes(
     gap = as_number(max_gap_minutes, "max_gap_minutes")
     if gap <= 0:
         raise ValueError(f"max_gap_minutes must be > 0, got {max_gap_minutes!r}")
-    if isinstance(max_turns, bool) or not isinstance(max_turns, numbers.Integral) or max_turns < 1:
-        raise ValueError(f"max_turns must be an integer >= 1, got {max_turns!r}")
+    check_int(max_turns, "max_turns")
     episodes: list[list[dict]] = []
     previous = None
     for turn in check_turns(turns, need_time=True):

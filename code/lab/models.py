@@ -32,6 +32,16 @@ PROVIDER = "memorylab"
 _litellm = None  # the module, once imported and set up
 
 
+class ModelCallError(RuntimeError):
+    """A chat or embedding model could not be reached or gave no usable answer.
+
+    The message names the model and what to check (its key, MEMORY_LAB_API_BASE, or the
+    setting to unset to go back offline). Every model call of the lab raises this and
+    only this, so a caller that falls back to an offline answer catches exactly it,
+    never a learner's NotImplementedError (also a RuntimeError).
+    """
+
+
 @contextlib.contextmanager
 def _quiet_litellm_types():
     """Silence one known, harmless warning that litellm's types raise while being built.
@@ -82,7 +92,7 @@ def complete(
         with _quiet_litellm_types():
             response = litellm.completion(model=model, messages=messages, timeout=timeout, **kwargs)
     except Exception as exc:
-        raise RuntimeError(_model_failure("chat", model, exc)) from exc
+        raise ModelCallError(_model_failure("chat", model, exc)) from exc
     content = response.choices[0].message.content
     return content if isinstance(content, str) else ""
 
@@ -98,10 +108,10 @@ def embed(
         with _quiet_litellm_types():
             response = litellm.embedding(model=model, input=list(texts), timeout=timeout, **kwargs)
     except Exception as exc:
-        raise RuntimeError(_model_failure("embedding", model, exc)) from exc
+        raise ModelCallError(_model_failure("embedding", model, exc)) from exc
     items = sorted(response.data, key=lambda item: _field(item, "index"))
     if len(items) != len(texts):
-        raise RuntimeError(
+        raise ModelCallError(
             f"embedding model {model!r} returned {len(items)} vectors for {len(texts)} texts"
         )
     return [as_vector(_field(item, "embedding"), f"{model} embedding") for item in items]

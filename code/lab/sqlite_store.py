@@ -55,6 +55,7 @@ from lab.store_file import (
     snapshot,
     to_columns,
 )
+from lab.validation import check_text
 from memory_store import EmbeddingModelMismatch, Memory, MemoryStore, check_store
 
 __all__ = [
@@ -84,8 +85,7 @@ class PersistentMemoryStore(MemoryStore):
                 "PersistentMemoryStore needs a file path; use MemoryStore() for memories "
                 "that live in this process only"
             )
-        if not isinstance(user_id, str) or not user_id.strip():
-            raise ValueError(f"user_id must be a non-empty string, got {user_id!r}")
+        check_text(user_id, "user_id")
         super().__init__(embedding_model)
         self.path, self.user_id = Path(path), user_id
         self._saved: dict[str, tuple] = {}  # id -> the FIELDS values the file holds

@@ -90,11 +90,38 @@ def as_vector(values: Any, name: str = "embedding") -> tuple[float, ...]:
     return tuple(vector)
 
 
+def check_int(value: Any, name: str, minimum: int = 1, meaning: str = "") -> int:
+    """Return `value` as an int >= `minimum`, or raise naming `name` and the rule.
+
+    A value of the wrong type (a float, a string, a bool) is a TypeError; an integer
+    below `minimum` is a ValueError. `meaning` is said in the message, e.g.
+    check_int(0, "k", 1, "how many memories to return") ->
+        ValueError: k must be an integer >= 1 (how many memories to return), got 0
+    """
+    rule = f"{name} must be an integer >= {minimum}" + (f" ({meaning})" if meaning else "")
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{rule}, got {value!r} of type {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{rule}, got {value!r}")
+    return int(value)
+
+
+def check_text(value: Any, name: str, meaning: str = "a non-empty string") -> str:
+    """Return `value` if it is a string with something besides white space, else raise.
+
+    A value that is not a string is a TypeError; an empty or blank string a ValueError:
+        check_text("", "message") -> ValueError: message must be a non-empty string, got ''
+    """
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be {meaning}, got {value!r} of type {type(value).__name__}")
+    if not value.strip():
+        raise ValueError(f"{name} must be {meaning}, got {value!r}")
+    return value
+
+
 def check_k(k: Any) -> int:
     """Return k as an int >= 1 (how many memories to return), or raise naming it."""
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
-        raise ValueError(f"k must be an integer >= 1 (how many memories to return), got {k!r}")
-    return int(k)
+    return check_int(k, "k", 1, "how many memories to return")
 
 
 def _to_float(value: numbers.Real, name: str) -> float:

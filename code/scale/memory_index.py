@@ -32,8 +32,6 @@ give up exactness, and persistence (the arrays are rebuilt from the store).
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from lab.defaults import DECAY_RATE, WEIGHTS
@@ -42,8 +40,10 @@ from lab.validation import (
     Weights,
     as_timestamp,
     check_decay_rate,
+    check_int,
     check_k,
     check_kind,
+    check_text,
     check_weights,
 )
 from memory_store import Memory, MemoryStore
@@ -240,8 +240,7 @@ class MemoryIndex:
             query_embedding, now, weights, decay_rate, k
         )
         if candidates is not None:
-            if isinstance(candidates, bool) or not isinstance(candidates, numbers.Integral):
-                raise ValueError(f"candidates must be an integer >= k or None, got {candidates!r}")
+            candidates = check_int(candidates, "candidates", 1, "memories to rerank, >= k, or None")
             if candidates < k:
                 raise ValueError(
                     f"candidates ({candidates!r}) must be >= k ({k}): rerank at least as many "
@@ -329,8 +328,7 @@ class MemoryIndex:
         n = len(self)
         mask = self._live[:n].copy() if self._n_superseded else None
         if user_id is not None:
-            if not isinstance(user_id, str) or not user_id.strip():
-                raise ValueError(f"user_id must be a non-empty string or None, got {user_id!r}")
+            check_text(user_id, "user_id", "a non-empty string or None")
             code = self._user_code(user_id)
             mine = self._user[:n] == code if code is not None else np.zeros(n, dtype=bool)
             mask = mine if mask is None else mask & mine

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from lab.models import ModelCallError
+
 ROOT = Path(__file__).resolve().parents[2]  # the repository: code/teaching/mentor.py
 DEFAULT_UNDERSTANDING = ROOT / "UNDERSTANDING.md"
 FEEDBACK_NAME = "UNDERSTANDING_FEEDBACK.md"
@@ -473,7 +475,7 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, ValueError) as exc:
         print(f"mentor: error: {exc}", file=sys.stderr)
         return 2
-    except RuntimeError as exc:  # lab/models.py names the model and what to check
+    except ModelCallError as exc:  # it names the model and what to check
         print(
             f"mentor: {exc}\nNothing was written. Try --offline for the checklist.", file=sys.stderr
         )
