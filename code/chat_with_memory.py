@@ -52,7 +52,6 @@ from lab.memory_block import (
     format_date,
     render_memory_block,
 )
-from lab.sqlite_store import PersistentMemoryStore
 from lab.validation import as_timestamp, check_text
 from memory_store import Memory, MemoryStore
 from retriever import retrieve
@@ -93,8 +92,8 @@ def chat_with_memory(
 
     Inputs:
         message: the user's message (non-empty string).
-        store: the MemoryStore to recall from and write to. A PersistentMemoryStore is
-            saved at the end of the turn, touched last_accessed values included.
+        store: the MemoryStore to recall from and write to. The turn ends with
+            store.save(), so a store kept in a file keeps the touched last_accessed too.
         now: epoch seconds or datetime; defaults to the current time.
         settings: models, weights, decay and k; defaults to config.load_settings().
         embedder: defaults to an Embedder for settings.embed_model.
@@ -132,14 +131,14 @@ def chat_with_memory(
     turns = [("user", message)] if write_back else []  # 5.
     if write_back and remember_replies and reply.strip():
         turns.append(("assistant", reply))
-    written = [
-        embedder.remember(
-            store, text, importance=settings.importance, now=now, metadata={"role": role}
-        )
-        for role, text in turns
-    ]
-    if isinstance(store, PersistentMemoryStore):
-        store.save()  # the new memories are already on disk; this adds the retriever's touches
+    with store.transaction():  # the turn's memories and the retriever's touches, together
+        written = [
+            embedder.remember(
+                store, text, importance=settings.importance, now=now, metadata={"role": role}
+            )
+            for role, text in turns
+        ]
+        store.save()  # a store kept in a file writes the touches too; in memory: nothing to do
     return ChatResult(reply=reply, recalled=recalled, messages=messages, written=written)
 
 

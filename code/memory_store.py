@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -186,6 +187,7 @@ class MemoryStore:
         self._memories: dict[str, Memory] = {}  # insertion-ordered: the stream's order
         self.embedding_model = embedding_model
         self.dimension: int | None = None  # length of every embedding, set by the first add
+        self._in_transaction = False
 
     def add(self, memory: Memory) -> Memory:
         """Append `memory` and return it. Refuses duplicate ids and foreign embeddings."""
@@ -320,6 +322,64 @@ class MemoryStore:
             )
         del self._memories[memory_id]
         return memory
+
+    # --- all or nothing ---------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self) -> Iterator[MemoryStore]:
+        """Group changes so that they all happen or none does.
+
+            with store.transaction():
+                fact = embedder.remember(store, "Eric now prefers OpenAI", now=now)
+                store.supersede("m1", fact.id)    # if this raises, the fact is gone too
+
+        If the block raises, the store is put back as it was when the block began: the
+        memories added are gone, the ones removed are back, and every field changed in
+        place (last_accessed, superseded_by, importance, ...) has its old value. A
+        transaction inside another joins it: only the outermost one decides. A store
+        kept in a file (lab/sqlite_store.py) also writes the whole block as one
+        transaction of the file.
+        """
+        if self._in_transaction:
+            yield self  # nested: the outer transaction decides
+            return
+        kept = self._state()
+        self._in_transaction = True
+        try:
+            with self._write_block():
+                yield self
+        except BaseException:
+            self._restore(kept)
+            raise
+        finally:
+            self._in_transaction = False
+
+    def save(self) -> int:
+        """Write what changed in place to wherever the store keeps its memories.
+
+        Returns how many memories were written. An in-memory store keeps nothing
+        anywhere else, so this writes nothing and returns 0; a store kept in a file
+        overrides it. Code that works on any store simply calls store.save().
+        """
+        return 0
+
+    @contextmanager
+    def _write_block(self) -> Iterator[None]:
+        """Where a store kept elsewhere begins and commits one write; nothing here."""
+        yield
+
+    def _state(self) -> tuple:
+        """Everything transaction() must be able to put back."""
+        fields = {
+            m.id: {**m.__dict__, "metadata": dict(m.metadata)} for m in self._memories.values()
+        }
+        return dict(self._memories), fields, self.embedding_model, self.dimension
+
+    def _restore(self, state: tuple) -> None:
+        memories, fields, self.embedding_model, self.dimension = state
+        for memory_id, memory in memories.items():
+            memory.__dict__.update(fields[memory_id])  # subtle: bypasses validation on purpose
+        self._memories = memories
 
     def check_one_user(self, what: str) -> str | None:
         """The one user whose memories this store holds (None when empty); else ValueError.

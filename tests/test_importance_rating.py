@@ -148,12 +148,12 @@ def test_remember_rated_never_fails_on_a_bad_reply_and_records_how():
     store = MemoryStore()
     embedder = Embedder("memorylab/hashed-bow-384")
     memory = remember_rated(
-        store, "We signed the contract", embedder, NOW, model=REAL_MODEL, mock_response="Rating: 12"
+        store, embedder, "We signed the contract", NOW, model=REAL_MODEL, mock_response="Rating: 12"
     )
     assert memory.importance == 10
     assert memory.metadata["importance_source"] == "model"
     assert "clamped" in memory.metadata["importance_note"]
-    offline = remember_rated(store, "brushed teeth", embedder, NOW, kind="episodic")
+    offline = remember_rated(store, embedder, "brushed teeth", NOW, kind="episodic")
     assert offline.importance == heuristic_importance("brushed teeth").value
     assert len(store) == 2
 
@@ -183,8 +183,8 @@ def test_a_bad_kind_is_refused_before_the_model_is_asked(monkeypatch):
     with pytest.raises(ValueError, match="kind must be one of"):
         remember_rated(
             store,
-            "We signed the contract",
             Embedder("memorylab/hashed-bow-384"),
+            "We signed the contract",
             NOW,
             kind="dream",
             model=REAL_MODEL,

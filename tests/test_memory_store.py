@@ -464,3 +464,58 @@ def test_extend_refuses_a_link_to_a_stored_memory_that_was_itself_replaced():
     with pytest.raises(ValueError, match="itself superseded by 'new'"):
         store.extend([make("x", superseded_by="old")])
     assert "x" not in store
+
+
+# --- transactions: all or nothing --------------------------------------------------------
+
+
+class Interrupted(Exception):
+    """Raised inside a transaction to stand for any failure halfway through."""
+
+
+def test_a_failed_transaction_puts_back_every_add_remove_link_and_field():
+    store = MemoryStore()
+    store.extend([make("a"), make("b"), make("gone")])
+    with pytest.raises(Interrupted), store.transaction():
+        store.add(make("c"))
+        store.supersede("a", "c")
+        store.remove("gone")
+        store.get("b").last_accessed = NOW + 3600
+        store.get("b").importance = 9
+        store.get("b").metadata["note"] = "changed"
+        raise Interrupted
+    assert [m.id for m in store] == ["a", "b", "gone"]
+    a, b = store.get("a"), store.get("b")
+    assert a.superseded_by is None
+    assert (b.last_accessed, b.importance, b.metadata) == (NOW, 5, {})
+
+
+def test_a_transaction_that_ends_keeps_everything_and_a_nested_one_joins_it():
+    store = MemoryStore()
+    store.add(make("a"))
+    with pytest.raises(Interrupted), store.transaction():
+        store.add(make("b"))
+        with store.transaction():  # joins: ending the inner block commits nothing yet
+            store.add(make("c"))
+        raise Interrupted
+    assert [m.id for m in store] == ["a"]
+    with store.transaction() as same:
+        assert same is store
+        store.add(make("b"))
+    assert [m.id for m in store] == ["a", "b"]
+
+
+def test_the_first_memory_of_a_failed_transaction_does_not_fix_the_stores_model():
+    store = MemoryStore()
+    with pytest.raises(Interrupted), store.transaction():
+        store.add(make("a", embedding_model="memorylab/hashed-bow-3"))
+        raise Interrupted
+    assert (store.embedding_model, store.dimension) == (None, None)
+    store.add(make("b", embedding=[1.0, 0.0]))  # any model and length may come first again
+
+
+def test_save_on_an_in_memory_store_writes_nothing():
+    store = MemoryStore()
+    store.add(make("a"))
+    store.get("a").last_accessed = NOW + 1
+    assert store.save() == 0

@@ -620,3 +620,36 @@ def test_a_store_in_a_read_only_folder_is_refused_by_name(tmp_path):
             open_store(folder / "memories.sqlite3")
     finally:
         folder.chmod(0o755)
+
+
+# --- store.transaction(): one write of the file ---------------------------------------------
+
+
+class Interrupted(Exception):
+    """Raised inside a transaction to stand for any failure halfway through."""
+
+
+def test_a_failed_transaction_leaves_the_file_and_the_store_as_they_were(path):
+    with open_store(path, "alice") as store:
+        store.add(memory("m1"))
+    with open_store(path, "alice") as store:
+        with pytest.raises(Interrupted), store.transaction():
+            store.add(memory("m2"))
+            store.supersede("m1", "m2")
+            store.get("m1").importance = 9
+            store.save()
+            raise Interrupted
+        assert [m.id for m in store] == ["m1"] and store.unsaved() == []
+        assert store.get("m1").superseded_by is None and store.get("m1").importance == 5
+    with open_store(path, "alice") as again:
+        assert [(m.id, m.superseded_by, m.importance) for m in again] == [("m1", None, 5)]
+
+
+def test_a_transaction_is_written_when_its_block_ends_and_joins_nested_writes(path):
+    with open_store(path, "alice") as store, store.transaction():
+        store.add(memory("m1"))
+        store.add(memory("m2"))
+        store.supersede("m1", "m2")
+        assert list_users(path) == []  # another reader sees nothing before the block ends
+    with open_store(path, "alice") as again:
+        assert [(m.id, m.superseded_by) for m in again] == [("m1", "m2"), ("m2", None)]

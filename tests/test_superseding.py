@@ -35,7 +35,7 @@ def store(embedder):
 
 
 def test_a_replacing_fact_supersedes_the_old_one_which_stays_stored(store, embedder):
-    update = remember_fact(store, OPENAI, embedder=embedder, now=NOW)
+    update = remember_fact(store, embedder, OPENAI, NOW)
     assert update.replaced is not None and update.replaced.text == GROQ
     assert update.replaced.superseded_by == update.memory.id
     assert update.memory.metadata["replaces"] == update.replaced.id
@@ -44,7 +44,7 @@ def test_a_replacing_fact_supersedes_the_old_one_which_stays_stored(store, embed
 
 
 def test_the_replaced_fact_is_never_recalled_again(store, embedder):
-    remember_fact(store, OPENAI, embedder=embedder, now=NOW)
+    remember_fact(store, embedder, OPENAI, NOW)
     query = embedder.query(store, "which default API does Eric prefer?")
     recalled = retrieve(store, query, now=NOW, k=len(store))
     assert GROQ not in [m.text for m in recalled]
@@ -52,7 +52,7 @@ def test_the_replaced_fact_is_never_recalled_again(store, embedder):
 
 
 def test_an_unrelated_fact_replaces_nothing(store, embedder):
-    update = remember_fact(store, "Eric's cat is called Miso", embedder=embedder, now=NOW)
+    update = remember_fact(store, embedder, "Eric's cat is called Miso", NOW)
     assert update.replaced is None
     assert all(m.superseded_by is None for m in store)
     assert update.memory.importance == 5
@@ -83,9 +83,9 @@ def test_likely_replaced_rejects_a_threshold_that_is_not_a_cosine(store, embedde
 
 
 def test_history_runs_oldest_first_from_any_version(store, embedder):
-    second = remember_fact(store, OPENAI, embedder=embedder, now=NOW + 1).memory
+    second = remember_fact(store, embedder, OPENAI, NOW + 1).memory
     third = remember_fact(
-        store, "Eric now prefers Anthropic for the default API", embedder=embedder, now=NOW + 2
+        store, embedder, "Eric now prefers Anthropic for the default API", NOW + 2
     ).memory
     expected = [GROQ, OPENAI, third.text]
     for start in ("m1", second.id, third.id):
@@ -98,28 +98,28 @@ def test_a_fact_that_was_never_replaced_is_its_own_history(store):
 
 
 def test_replacing_an_already_replaced_fact_names_the_current_version(store, embedder):
-    new = replace_fact(store, "m1", OPENAI, embedder, NOW)
+    new = replace_fact(store, embedder, "m1", OPENAI, NOW)
     size = len(store)
     with pytest.raises(ValueError, match=f"already replaced by '{new.id}'.*current version"):
-        replace_fact(store, "m1", "Eric prefers Mistral for the default API", embedder, NOW)
+        replace_fact(store, embedder, "m1", "Eric prefers Mistral for the default API", NOW)
     assert len(store) == size  # refused before writing
 
 
 def test_an_event_cannot_be_replaced(store, embedder):
     with pytest.raises(ValueError, match="m3' is episodic"):
-        replace_fact(store, "m3", "debugged nothing", embedder, NOW)
+        replace_fact(store, embedder, "m3", "debugged nothing", NOW)
     assert len(store) == 3
 
 
 def test_an_explicit_replacement_and_an_unknown_id(store, embedder):
-    update = remember_fact(store, "dark mode off", embedder=embedder, now=NOW, replaces="m2")
+    update = remember_fact(store, embedder, "dark mode off", NOW, replaces="m2")
     assert update.replaced.id == "m2"
     with pytest.raises(KeyError, match="no memory with id 'm99'"):
-        remember_fact(store, "x", embedder=embedder, now=NOW, replaces="m99")
+        remember_fact(store, embedder, "x", NOW, replaces="m99")
 
 
 def test_replaces_none_only_adds(store, embedder):
-    update = remember_fact(store, OPENAI, embedder=embedder, now=NOW, replaces=None)
+    update = remember_fact(store, embedder, OPENAI, NOW, replaces=None)
     assert update.replaced is None and store.get("m1").superseded_by is None
 
 
@@ -135,7 +135,7 @@ def test_a_hand_made_cycle_is_reported_not_followed_forever():
 
 def test_the_new_version_belongs_to_the_old_facts_user(store, embedder):
     store.get("m1").user_id = "eric"
-    assert replace_fact(store, "m1", OPENAI, embedder, NOW).user_id == "eric"
+    assert replace_fact(store, embedder, "m1", OPENAI, NOW).user_id == "eric"
 
 
 def test_a_fact_is_never_matched_against_another_users_fact(embedder):
@@ -143,7 +143,7 @@ def test_a_fact_is_never_matched_against_another_users_fact(embedder):
     embedder.remember(store, GROQ, kind="semantic", now=NOW, user_id="bob")
     embedder.remember(store, "Alice likes dark mode", kind="semantic", now=NOW, user_id="alice")
     with pytest.raises(ValueError, match=r"2 users \('alice', 'bob'\)"):
-        remember_fact(store, OPENAI, embedder=embedder, now=NOW)
+        remember_fact(store, embedder, OPENAI, NOW)
     with pytest.raises(ValueError, match="2 users"):
         likely_replaced(store, embedder.embed_one(OPENAI))
     assert len(store) == 2 and all(m.superseded_by is None for m in store)
@@ -156,9 +156,9 @@ def test_an_empty_or_non_text_fact_is_refused_before_anything_is_written(
     store, embedder, text, error
 ):
     with pytest.raises(error, match="fact must be a non-empty string"):
-        remember_fact(store, text, embedder=embedder, now=NOW)
+        remember_fact(store, embedder, text, NOW)
     with pytest.raises(error, match="fact must be a non-empty string"):
-        replace_fact(store, "m1", text, embedder, NOW)
+        replace_fact(store, embedder, "m1", text, NOW)
     assert len(store) == 3 and store.get("m1").superseded_by is None
 
 
@@ -170,7 +170,7 @@ def test_a_replacement_that_cannot_be_linked_leaves_no_second_live_fact(
 
     monkeypatch.setattr(store, "supersede", refuse)
     with pytest.raises(RuntimeError, match="locked"):
-        replace_fact(store, "m1", OPENAI, embedder, NOW)
+        replace_fact(store, embedder, "m1", OPENAI, NOW)
     assert [m.text for m in store] == [
         GROQ,
         "Eric likes dark mode in every editor",

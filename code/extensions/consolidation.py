@@ -36,7 +36,7 @@ from memory_store import Memory, MemoryStore
 from scoring import relevance_score
 
 MIN_CLUSTER_SIZE = 5  # "five episodes about the same thing become one fact"
-DEFAULT_MIN_SIMILARITY = 0.4  # average cosine to the cluster; offline: about half the words
+CLUSTER_MIN_SIMILARITY = 0.4  # average cosine to the cluster; offline: about half the words
 FACT_IMPORTANCE = 6  # the course's 0.6 on a 0-1 scale
 
 SUMMARY_PROMPT = """Below are {n} notes, each about an event in a person's life, that \
@@ -58,8 +58,9 @@ class Consolidation(NamedTuple):
 
 def find_clusters(
     store: MemoryStore,
+    *,
     min_size: int = MIN_CLUSTER_SIZE,
-    min_similarity: float = DEFAULT_MIN_SIMILARITY,
+    min_similarity: float = CLUSTER_MIN_SIMILARITY,
 ) -> list[list[Memory]]:
     """Groups of at least `min_size` related live episodes, each in store order.
 
@@ -144,8 +145,9 @@ def consolidate(
     store: MemoryStore,
     embedder: Embedder,
     now,
+    *,
     min_size: int = MIN_CLUSTER_SIZE,
-    min_similarity: float = DEFAULT_MIN_SIMILARITY,
+    min_similarity: float = CLUSTER_MIN_SIMILARITY,
     importance: float = FACT_IMPORTANCE,
     model: str | None = None,
     dry_run: bool = False,
@@ -169,20 +171,28 @@ def consolidate(
     """
     now = as_timestamp(now, "now")
     importance = check_importance(importance)
-    clusters = find_clusters(store, min_size, min_similarity)
+    clusters = find_clusters(store, min_size=min_size, min_similarity=min_similarity)
     summaries = [summarise_cluster(cluster, model, **model_kwargs) for cluster in clusters]
     results = []
-    for cluster, (text, source) in zip(clusters, summaries):
-        fact = (
-            None if dry_run else _archive(store, embedder, cluster, text, source, importance, now)
-        )
-        results.append(Consolidation(text, cluster, fact, source))
+    with store.transaction():  # every cluster, or none
+        for cluster, (text, source) in zip(clusters, summaries):
+            fact = (
+                None
+                if dry_run
+                else _archive(store, embedder, cluster, text, source, importance, now)
+            )
+            results.append(Consolidation(text, cluster, fact, source))
     return results
 
 
 def _archive(store, embedder, cluster, text, source, importance, now) -> Memory:
     """Write the fact for `cluster` and supersede its episodes with it; undo all if one fails."""
     evidence = [m.id for m in cluster]
+    with store.transaction():  # the fact and every link to it, or nothing
+        return _write_fact(store, embedder, cluster, evidence, text, source, importance, now)
+
+
+def _write_fact(store, embedder, cluster, evidence, text, source, importance, now) -> Memory:
     fact = embedder.remember(
         store,
         text,
@@ -192,18 +202,8 @@ def _archive(store, embedder, cluster, text, source, importance, now) -> Memory:
         metadata={"evidence": evidence, "consolidated": len(evidence), "source": source},
         user_id=cluster[0].user_id,  # the fact belongs to whoever lived the episodes
     )
-    archived = []
-    try:
-        for m in cluster:
-            store.supersede(m.id, fact.id)  # archived: kept as evidence, never recalled
-            archived.append(m)
-    except BaseException:
-        for m in archived:
-            m.superseded_by = None  # live again
-        if hasattr(store, "save"):  # a PersistentMemoryStore: unlink them in the file first,
-            store.save()  # so that no stored episode names the fact removed next
-        store.remove(fact.id)
-        raise
+    for m in cluster:
+        store.supersede(m.id, fact.id)  # archived: kept as evidence, never recalled
     return fact
 
 

@@ -12,7 +12,7 @@ recalled and roughly what about ("3 more memories did not fit; they mention ..."
     context.summarised    # memories folded into context.summary
     context.block         # the <memories> block for the system prompt, within budget
 
-`recall_within_budget(store, query, now, budget_tokens)` does both steps on a one-user
+`recall_within_budget(store, query, now, budget_tokens=...)` does both steps on a one-user
 MemoryStore: kind-aware ranking, then the budget, refreshing only what is shown.
 
 Tokens are estimated at 4 characters each (a common rule of thumb for English with
@@ -40,7 +40,7 @@ from lab.defaults import WEIGHTS
 from lab.memory_block import format_date, memory_item, render_items
 from lab.models import ModelCallError
 from lab.text import STOP_WORDS
-from lab.validation import Weights, as_timestamp, check_int, check_text
+from lab.validation import Weights, as_timestamp, check_int
 from memory_store import Memory, MemoryStore
 
 CHARS_PER_TOKEN = 4  # rough average for English text
@@ -106,6 +106,7 @@ def fit_to_budget(
     memories: list[Memory],
     budget_tokens: int,
     now,
+    *,
     count: Callable[[str], int] = count_tokens,
     model: str | None = None,
     **model_kwargs,
@@ -116,8 +117,9 @@ def fit_to_budget(
         memories: recalled memories, best first (e.g. from retrieve).
         budget_tokens: tokens the memory block may use, an int >= 1.
         count: text -> tokens (default: 4 characters per token).
-        model: None (default) for the offline summary; a litellm chat model to have the
-            model write it (model_kwargs go to litellm, e.g. mock_response=...).
+        model: the chat model that writes the summary of what does not fit (None: the
+            configured MEMORY_LAB_CHAT_MODEL; an offline model keeps the offline summary).
+            model_kwargs go to litellm, e.g. mock_response=....
     Returns:
         BudgetedContext(included, summarised, summary, block, tokens, source).
         Order is kept: a memory is never skipped in favour of a lower-ranked one.
@@ -128,8 +130,7 @@ def fit_to_budget(
     memories = _check_memories(memories)
     if not callable(count):
         raise TypeError(f"count must be a function text -> tokens, got {count!r}")
-    if model is not None:
-        check_text(model, "model", "a non-empty string or None")
+    model, model_kwargs = resolve_chat_model(model, **model_kwargs)
     for keep in range(len(memories), -1, -1):  # the most memories first
         included, rest = memories[:keep], memories[keep:]
         summary = overflow_summary(rest) if rest else None
@@ -144,8 +145,8 @@ def fit_to_budget(
             f"needs {smallest} tokens; raise the budget"
         )
     source = "offline" if rest else ""
-    if rest and model is not None and not is_offline(model):
-        written = _model_summary(rest, *resolve_chat_model(model, **model_kwargs))
+    if rest and not is_offline(model):
+        written = _model_summary(rest, model, model_kwargs)
         candidate = render_with_summary(included, written, now) if written else None
         if candidate is not None and _tokens(count, candidate) <= budget_tokens:
             summary, block, source = written, candidate, "model"
@@ -156,6 +157,7 @@ def recall_within_budget(
     store: MemoryStore,
     query_embedding,
     now,
+    *,
     budget_tokens: int,
     k: int = 10,
     weights: Weights = WEIGHTS,

@@ -36,7 +36,7 @@ from extensions.model_choice import ask, is_offline, resolve_chat_model
 from extensions.what_to_embed import check_turns, episode_text, worth_embedding
 from lab.memory_block import format_date
 from lab.text import STOP_WORDS
-from lab.validation import check_int
+from lab.validation import as_timestamp, check_int
 from memory_store import Memory, MemoryStore
 
 MAX_FACTS = 3
@@ -139,7 +139,7 @@ def offline_distill(episode: list[dict], max_facts: int = MAX_FACTS) -> list[Fac
 
 
 def distill_episode(
-    episode: list[dict], model: str | None = None, max_facts: int = MAX_FACTS, **model_kwargs
+    episode: list[dict], model: str | None = None, *, max_facts: int = MAX_FACTS, **model_kwargs
 ) -> list[Fact]:
     """Standalone facts from an episode: by `model` through litellm, or offline.
 
@@ -151,7 +151,7 @@ def distill_episode(
     if is_offline(model):
         return offline_distill(turns, max_facts)
     prompt = DISTILL_PROMPT.format(max_facts=max_facts, turns=episode_text(turns))
-    reply = ask(model, prompt, **kwargs)  # a model that cannot be reached raises RuntimeError
+    reply = ask(model, prompt, **kwargs)  # a model that cannot be reached: ModelCallError
     return parse_facts(reply, max_facts)
 
 
@@ -160,6 +160,7 @@ def remember_distilled(
     embedder: Embedder,
     episode: list[dict],
     now,
+    *,
     model: str | None = None,
     **model_kwargs,
 ) -> list[Memory]:
@@ -168,19 +169,21 @@ def remember_distilled(
     Importance comes from the offline rater (importance_rating.heuristic_importance);
     metadata holds the tags and the episode's time span.
     """
+    now = as_timestamp(now, "now")
     facts = distill_episode(episode, model, **model_kwargs)  # raises before any write
     times = [t["time"] for t in check_turns(episode, need_time=True)]
-    return [
-        embedder.remember(
-            store,
-            fact.fact,
-            kind="semantic",
-            importance=heuristic_importance(fact.fact).value,
-            now=now,
-            metadata={"tags": list(fact.tags), "episode": [min(times), max(times)]},
-        )
-        for fact in facts
-    ]
+    with store.transaction():  # every fact of the episode, or none
+        return [
+            embedder.remember(
+                store,
+                fact.fact,
+                kind="semantic",
+                importance=heuristic_importance(fact.fact).value,
+                now=now,
+                metadata={"tags": list(fact.tags), "episode": [min(times), max(times)]},
+            )
+            for fact in facts
+        ]
 
 
 def _check_max(max_facts) -> None:

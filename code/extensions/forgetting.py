@@ -52,6 +52,7 @@ def check_thresholds(older_than_days, importance_below) -> tuple[float, float]:
 def keep_reasons(
     memory: Memory,
     now,
+    *,
     older_than_days: float = OLDER_THAN_DAYS,
     importance_below: float = IMPORTANCE_BELOW,
     linked: frozenset[str] = frozenset(),
@@ -86,6 +87,7 @@ def keep_reasons(
 def forgettable(
     store: MemoryStore,
     now,
+    *,
     older_than_days: float = OLDER_THAN_DAYS,
     importance_below: float = IMPORTANCE_BELOW,
 ) -> list[Memory]:
@@ -97,13 +99,20 @@ def forgettable(
     return [
         m
         for m in store
-        if not keep_reasons(m, now, older_than_days, importance_below, linked=linked)
+        if not keep_reasons(
+            m,
+            now,
+            older_than_days=older_than_days,
+            importance_below=importance_below,
+            linked=linked,
+        )
     ]
 
 
 def prune(
     store: MemoryStore,
     now,
+    *,
     older_than_days: float = OLDER_THAN_DAYS,
     importance_below: float = IMPORTANCE_BELOW,
     dry_run: bool = False,
@@ -114,8 +123,11 @@ def prune(
     half pruned by a rule that changed midway.
         len(prune(store, now)) -> 2
     """
-    doomed = forgettable(store, now, older_than_days, importance_below)
+    doomed = forgettable(
+        store, now, older_than_days=older_than_days, importance_below=importance_below
+    )
     if not dry_run:
-        for memory in doomed:
-            store.remove(memory.id)
+        with store.transaction():  # every forgettable memory, or none
+            for memory in doomed:
+                store.remove(memory.id)
     return doomed

@@ -26,7 +26,7 @@ from embedding_helpers import Embedder
 from extensions.model_choice import ask, is_offline, resolve_chat_model
 from lab.models import ModelCallError
 from lab.text import tokenize
-from lab.validation import IMPORTANCE_RANGE, check_importance, check_kind, check_text
+from lab.validation import IMPORTANCE_RANGE, as_timestamp, check_importance, check_kind, check_text
 from memory_store import Memory, MemoryStore
 
 LOW, HIGH = IMPORTANCE_RANGE  # 1, 10
@@ -163,18 +163,20 @@ def rate_importance(
 
 def remember_rated(
     store: MemoryStore,
-    text: str,
     embedder: Embedder,
+    text: str,
     now,
+    *,
     kind: str = "episodic",
     model: str | None = None,
     **model_kwargs,
 ) -> Memory:
     """Rate `text`, then store it with that importance; the rating's story goes in metadata.
 
-    remember_rated(store, "I'm allergic to peanuts", embedder, now).importance -> 7
+    remember_rated(store, embedder, "I'm allergic to peanuts", now).importance -> 7
     """
     check_kind(kind)  # before the model is asked: a refused write should cost no call
+    now = as_timestamp(now, "now")
     rating = rate_importance(text, model, **model_kwargs)
     metadata = {"importance_source": rating.source, "importance_note": rating.note}
     return embedder.remember(

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 
-from lab.defaults import WEIGHTS
+from lab.defaults import TOP_K, WEIGHTS
 from lab.signals import decay_rate_for_half_life
 from lab.units import HOURS_PER_DAY
 from lab.validation import (
@@ -85,6 +85,7 @@ def rank_by_kind(
     store: MemoryStore,
     query_embedding,
     now,
+    *,
     weights: Weights = WEIGHTS,
     half_lives: dict[str, float] | None = None,
 ) -> list[ScoredMemory]:
@@ -121,7 +122,8 @@ def retrieve_by_kind(
     store: MemoryStore,
     query_embedding,
     now,
-    k: int = 3,
+    *,
+    k: int = TOP_K,
     weights: Weights = WEIGHTS,
     half_lives: dict[str, float] | None = None,
 ) -> list[Memory]:

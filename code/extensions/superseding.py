@@ -7,8 +7,7 @@ contradict the user. So the old memory is *superseded*: it stays in the store (t
 history is worth keeping: when did the preference change, and from what?) with
 `superseded_by` naming its replacement, and retrieval never returns it again.
 
-    update = remember_fact(store, "Eric now prefers OpenAI for the default API",
-                           embedder=embedder, now=now)
+    update = remember_fact(store, embedder, "Eric now prefers OpenAI for the default API", now)
     update.replaced        # the old Groq fact, now superseded_by=update.memory.id
     fact_history(store, update.memory.id)   # [old Groq fact, new OpenAI fact]
 
@@ -30,12 +29,12 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from embedding_helpers import Embedder
-from lab.validation import as_number, check_text
+from lab.validation import as_number, as_timestamp, check_text
 from memory_store import Memory, MemoryStore, check_store
 from scoring import relevance_score
 
 FACT_KINDS = ("semantic", "procedural")  # statements that can stop being true
-DEFAULT_MIN_SIMILARITY = 0.6  # cosine; for the offline bag of words, "shares most words"
+REPLACE_MIN_SIMILARITY = 0.6  # cosine; for the offline bag of words, "shares most words"
 
 
 class FactUpdate(NamedTuple):
@@ -48,7 +47,8 @@ class FactUpdate(NamedTuple):
 def likely_replaced(
     store: MemoryStore,
     embedding,
-    min_similarity: float = DEFAULT_MIN_SIMILARITY,
+    *,
+    min_similarity: float = REPLACE_MIN_SIMILARITY,
     exclude: tuple[str, ...] | str = (),
 ) -> Memory | None:
     """The live fact most similar to `embedding`, if at least `min_similarity`, else None.
@@ -79,10 +79,11 @@ def likely_replaced(
 
 def replace_fact(
     store: MemoryStore,
+    embedder: Embedder,
     old_id: str,
     text: str,
-    embedder: Embedder,
     now,
+    *,
     importance: float | None = None,
     metadata: dict | None = None,
 ) -> Memory:
@@ -92,10 +93,11 @@ def replace_fact(
     one records metadata["replaces"] = old_id. Importance defaults to the old fact's.
     Checked before anything is written, so a refused replacement changes nothing.
 
-        replace_fact(store, "m1", "Eric now prefers OpenAI for the default API",
-                     embedder, now).id -> 'm2'    (and store.get('m1').superseded_by == 'm2')
+        replace_fact(store, embedder, "m1", "Eric now prefers OpenAI for the default API",
+                     now).id -> 'm2'    (and store.get('m1').superseded_by == 'm2')
     """
     _check_fact_text(text)
+    now = as_timestamp(now, "now")
     old = store.get(old_id)
     if old.kind not in FACT_KINDS:
         raise ValueError(
@@ -108,31 +110,29 @@ def replace_fact(
             f"memory {old_id!r} was already replaced by {old.superseded_by!r}; replace the "
             f"current version {current.id!r} instead"
         )
-    new = embedder.remember(
-        store,
-        text,
-        kind="semantic",
-        importance=old.importance if importance is None else importance,
-        now=now,
-        metadata={**(metadata or {}), "replaces": old_id},
-        user_id=old.user_id,  # a fact's new version belongs to the same person
-    )
-    try:
+    with store.transaction():  # all or nothing: never two live versions of one fact
+        new = embedder.remember(
+            store,
+            text,
+            kind="semantic",
+            importance=old.importance if importance is None else importance,
+            now=now,
+            metadata={**(metadata or {}), "replaces": old_id},
+            user_id=old.user_id,  # a fact's new version belongs to the same person
+        )
         store.supersede(old_id, new.id)
-    except BaseException:
-        store.remove(new.id)  # all or nothing: never two live versions of one fact
-        raise
     return new
 
 
 def remember_fact(
     store: MemoryStore,
-    text: str,
     embedder: Embedder,
+    text: str,
     now,
+    *,
     importance: float | None = None,
     replaces: str | None = "auto",
-    min_similarity: float = DEFAULT_MIN_SIMILARITY,
+    min_similarity: float = REPLACE_MIN_SIMILARITY,
 ) -> FactUpdate:
     """Store a semantic fact, superseding the fact it replaces.
 
@@ -145,14 +145,15 @@ def remember_fact(
         FactUpdate(memory=the new memory, replaced=the superseded one or None).
     """
     _check_fact_text(text)
+    now = as_timestamp(now, "now")
     if replaces == "auto":
-        found = likely_replaced(store, embedder.query(store, text), min_similarity)
+        found = likely_replaced(store, embedder.query(store, text), min_similarity=min_similarity)
         replaces = None if found is None else found.id
     if replaces is None:
         importance = 5 if importance is None else importance
         memory = embedder.remember(store, text, kind="semantic", importance=importance, now=now)
         return FactUpdate(memory, None)
-    new = replace_fact(store, replaces, text, embedder, now, importance=importance)
+    new = replace_fact(store, embedder, replaces, text, now, importance=importance)
     return FactUpdate(new, store.get(replaces))
 
 

@@ -126,6 +126,7 @@ def remember_episodes(
     store: MemoryStore,
     embedder: Embedder,
     turns: list[dict],
+    *,
     importance: float = 5,
     max_gap_minutes: float = MAX_GAP_MINUTES,
 ) -> list[Memory]:
@@ -136,18 +137,19 @@ def remember_episodes(
     """
     kept, _ = filter_turns(turns)
     memories = []
-    for episode in group_episodes(kept, max_gap_minutes):
-        metadata = {"turns": len(episode), "ended": episode[-1]["time"]}
-        memories.append(
-            embedder.remember(
-                store,
-                episode_text(episode),
-                kind="episodic",
-                importance=importance,
-                now=episode[0]["time"],
-                metadata=metadata,
+    with store.transaction():  # every episode of the conversation, or none
+        for episode in group_episodes(kept, max_gap_minutes):
+            metadata = {"turns": len(episode), "ended": episode[-1]["time"]}
+            memories.append(
+                embedder.remember(
+                    store,
+                    episode_text(episode),
+                    kind="episodic",
+                    importance=importance,
+                    now=episode[0]["time"],
+                    metadata=metadata,
+                )
             )
-        )
     return memories
 
 

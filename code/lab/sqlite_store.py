@@ -89,6 +89,7 @@ class PersistentMemoryStore(MemoryStore):
         super().__init__(embedding_model)
         self.path, self.user_id = Path(path), user_id
         self._saved: dict[str, tuple] = {}  # id -> the FIELDS values the file holds
+        self._block_open = False  # inside store.transaction(): one write for the block
         self._db = open_for_writing(self.path)
         # (device, inode) of the file, to notice it being deleted or replaced; the absolute
         # path, so that a later os.chdir() is not mistaken for that
@@ -320,9 +321,29 @@ class PersistentMemoryStore(MemoryStore):
         )
 
     @contextmanager
+    def _write_block(self) -> Iterator[None]:
+        """store.transaction(): the whole block is one transaction of the file."""
+        with self._transaction():
+            self._block_open = True
+            try:
+                yield
+            finally:
+                self._block_open = False
+
+    def _state(self) -> tuple:
+        return (*super()._state(), dict(self._saved))
+
+    def _restore(self, state: tuple) -> None:
+        *base, self._saved = state
+        super()._restore(tuple(base))
+
+    @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         if self._db is None:
             raise ValueError(f"the store for {self.path} is closed: open it again")
+        if self._block_open:  # inside store.transaction(): its one BEGIN ... COMMIT holds
+            yield self._db
+            return
         self._db.execute("BEGIN IMMEDIATE")  # take the write lock now, not halfway through
         try:
             if _file_id(self._absolute) != self._file_id:
