@@ -29,7 +29,6 @@ text, conversation): the budget here is for the memory block alone.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Callable
 from typing import NamedTuple
@@ -39,7 +38,7 @@ from extensions.model_choice import ask, is_offline, resolve_chat_model
 from lab.defaults import WEIGHTS
 from lab.memory_block import format_date, memory_item, render_items
 from lab.models import ModelCallError
-from lab.text import STOP_WORDS
+from lab.text import STOP_WORDS, words
 from lab.validation import Weights, as_timestamp, check_int
 from memory_store import Memory, MemoryStore
 
@@ -74,13 +73,13 @@ def overflow_summary(memories: list[Memory]) -> str:
     memories = _check_memories(memories)
     if not memories:
         raise ValueError("there is nothing to summarise: no memory overflowed")
-    words = Counter(
+    mentions = Counter(
         w
         for m in memories
-        for w in dict.fromkeys(re.findall(r"[^\W\d_]{3,}", m.text.lower()))  # once per memory
-        if w not in STOP_WORDS
+        for w in dict.fromkeys(word.split("'")[0] for word in words(m.text))  # once per memory
+        if len(w) >= 3 and w.isalpha() and w not in STOP_WORDS  # topics: no numbers, no "ok"
     )
-    topics = ", ".join(w for w, _ in words.most_common(5)) or "nothing searchable"
+    topics = ", ".join(w for w, _ in mentions.most_common(5)) or "nothing searchable"
     first = format_date(min(m.created_at for m in memories))[:10]
     last = format_date(max(m.created_at for m in memories))[:10]
     when = first if first == last else f"{first} to {last}"

@@ -35,7 +35,7 @@ from extensions.importance_rating import heuristic_importance
 from extensions.model_choice import ask, is_offline, resolve_chat_model
 from extensions.what_to_embed import check_turns, episode_text, worth_embedding
 from lab.memory_block import format_date
-from lab.text import STOP_WORDS
+from lab.text import STOP_WORDS, words
 from lab.validation import as_timestamp, check_int
 from memory_store import Memory, MemoryStore
 
@@ -127,13 +127,13 @@ def offline_distill(episode: list[dict], max_facts: int = MAX_FACTS) -> list[Fac
         if sentence.strip()
     ]
     statements = [(t, s) for t, s in sentences if not s.endswith("?")]  # a question is no fact
-    chosen = [(t, s) for t, s in statements if CUE_WORDS & set(_words(s))]
+    chosen = [(t, s) for t, s in statements if CUE_WORDS & set(words(s))]
     if not chosen and statements:  # no cue anywhere: the longest statement is the gist
         chosen = [max(statements, key=lambda pair: len(pair[1]))]  # first of equal lengths
     facts = []
     for turn, sentence in chosen[:max_facts]:
         day = format_date(turn["time"])[:10]
-        tags = tuple(dict.fromkeys(w for w in _words(sentence) if w not in STOP_WORDS))[:3]
+        tags = tuple(dict.fromkeys(w for w in words(sentence) if w not in STOP_WORDS))[:3]
         facts.append(Fact(f"On {day} the user said: {sentence}", tags))
     return facts
 
@@ -188,7 +188,3 @@ def remember_distilled(
 
 def _check_max(max_facts) -> None:
     check_int(max_facts, "max_facts")
-
-
-def _words(text: str) -> list[str]:
-    return re.findall(r"[^\W_]+", text.lower())

@@ -25,7 +25,7 @@ from typing import NamedTuple
 from embedding_helpers import Embedder
 from extensions.model_choice import ask, is_offline, resolve_chat_model
 from lab.models import ModelCallError
-from lab.text import tokenize
+from lab.text import tokenize, words
 from lab.validation import IMPORTANCE_RANGE, as_timestamp, check_importance, check_kind, check_text
 from memory_store import Memory, MemoryStore
 
@@ -57,7 +57,6 @@ CUES: dict[str, int] = {
 }  # fmt: skip
 _CUE_STEMS = {tokenize(word)[0]: weight for word, weight in CUES.items()}
 
-_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")  # as embedding_helpers splits words
 _NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")  # 7, 6.5, .5, 1e5
 # The scale itself, when a reply repeats it ("on a scale of 1 to 10, a 7", "3 out of 10"):
 # removed before looking for the rating, so that its 1 is not read as the answer.
@@ -115,7 +114,7 @@ def heuristic_importance(text: str) -> Rating:
     _check_text(text)
     value, steps = BASE_IMPORTANCE, [str(BASE_IMPORTANCE)]
     seen = set()
-    for word in _WORD.findall(text.lower().replace("\u2019", "'")):
+    for word in words(text):
         stem = tokenize(word)[0]  # stemmed exactly as the cue words were
         if stem in _CUE_STEMS and stem not in seen:  # each cue counts once
             seen.add(stem)

@@ -26,9 +26,9 @@ could).
 from __future__ import annotations
 
 import json
-import re
 
 from embedding_helpers import Embedder
+from lab.text import words
 from lab.validation import as_number, as_timestamp, check_int
 from memory_store import Memory, MemoryStore
 
@@ -63,11 +63,11 @@ def skip_reason(text: str, role: str = "user") -> str | None:
         return "tool output (JSON)"
     if role == "tool":
         return "tool output"
-    words = re.findall(r"[^\W_]+", stripped.lower())  # letters and digits of any alphabet
-    if not words:
+    said = words(stripped)
+    if not said:
         return "acknowledgement"  # only punctuation or emoji: "👍", "!!"
-    if all(w in GREETING_WORDS | ACK_WORDS | FILLER_WORDS for w in words):
-        return "greeting" if any(w in GREETING_WORDS for w in words) else "acknowledgement"
+    if all(w in GREETING_WORDS | ACK_WORDS | FILLER_WORDS for w in said):
+        return "greeting" if any(w in GREETING_WORDS for w in said) else "acknowledgement"
     return None
 
 

@@ -29,17 +29,26 @@ STOP_WORDS = frozenset(
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")  # letters and digits of any alphabet
 
 
+def words(text: str) -> list[str]:
+    """Every word of `text`, lower-cased: letters and digits of any alphabet, with an
+    apostrophe inside a word kept ("don't"), punctuation and emoji dropped.
+
+    words("Ok, that's GREAT 👍") -> ['ok', "that's", 'great']
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a string, got {type(text).__name__}: {text!r}")
+    return _WORD.findall(text.lower().replace("\u2019", "'"))  # curly apostrophe too
+
+
 def tokenize(text: str) -> list[str]:
     """Content words of `text`, lower-cased and crudely stemmed.
 
     tokenize("Eric prefers Groq for the default API")
         -> ['eric', 'prefer', 'groq', 'default', 'api']
     """
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a string, got {type(text).__name__}: {text!r}")
-    words = _WORD.findall(text.lower().replace("\u2019", "'"))  # curly apostrophe too
-    content = [w for w in words if w not in STOP_WORDS]
-    return [_stem(w) for w in (content or words)]  # only stop words ("what is it?"): keep them
+    words_ = words(text)
+    content = [w for w in words_ if w not in STOP_WORDS]
+    return [_stem(w) for w in (content or words_)]  # only stop words ("what is it?"): keep them
 
 
 def _stem(word: str) -> str:

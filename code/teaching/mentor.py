@@ -33,6 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from lab.models import ModelCallError
+from lab.text import words
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository: code/teaching/mentor.py
 DEFAULT_UNDERSTANDING = ROOT / "UNDERSTANDING.md"
@@ -164,7 +165,7 @@ class Question:
 
     @property
     def words(self) -> int:
-        return len(re.findall(r"[^\W_]+", self.answer))
+        return len(words(self.answer))
 
     @property
     def answered(self) -> bool:
