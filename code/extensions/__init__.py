@@ -10,5 +10,5 @@
     context_budget.py     recalled memories fitted into a token budget
     model_choice.py       the chat model the extensions ask, offline or configured
 
-Notebook 07 walks through them; each module's docstring says what it leaves out.
+Notebooks 07a-07h walk through them, one each; each module's docstring says what it leaves out.
 """

@@ -91,7 +91,10 @@ def report(outcomes: list[Outcome]) -> str:
     lines.append(f"{passed} of {len(outcomes)} functions pass their checks.")
     todo = next((o for o in outcomes if o.status != "pass"), None)
     if todo is None:
-        lines.append("All four milestones pass. Next: notebooks 05-09, then EVALUATION.md.")
+        lines.append(
+            "All four milestones pass. Next: notebooks 05 to 09 (07a-07h in any order), "
+            "then EVALUATION.md."
+        )
     else:
         verb = "implement" if todo.status == "todo" else "fix"
         lines.append(f"Next: {verb} {todo.name} in {where(todo.name)}.")
