@@ -8,19 +8,12 @@ from pathlib import Path
 
 import pytest
 
+import network_guard
 from teaching.milestones import LEARNER_FILES, MILESTONE_TESTS, MILESTONES, where
 
 NOW = 1_000_000.0  # epoch seconds: the course examples' fixed "now"
 HOUR = 3600.0
 DAY = 24 * HOUR
-
-_LOCAL_HOSTS = ("localhost", "::1", "")
-
-
-def _is_local(host) -> bool:
-    if isinstance(host, bytes):
-        host = host.decode()
-    return not isinstance(host, str) or host in _LOCAL_HOSTS or host.startswith(("127.", "/"))
 
 
 @pytest.fixture(autouse=True)
@@ -36,22 +29,10 @@ def offline_defaults(monkeypatch):
 
 @pytest.fixture(autouse=True)
 def no_network(monkeypatch):
-    """Any attempt to reach a non-local address fails the test loudly."""
-    real_connect = socket.socket.connect
-    real_getaddrinfo = socket.getaddrinfo
-
-    def guarded_connect(sock, address, *args, **kwargs):
-        if not _is_local(address[0] if isinstance(address, tuple) else address):
-            raise RuntimeError(f"a test tried to reach the network: {address!r}")
-        return real_connect(sock, address, *args, **kwargs)
-
-    def guarded_getaddrinfo(host, *args, **kwargs):
-        if not _is_local(host):
-            raise RuntimeError(f"a test tried to look up a host on the network: {host!r}")
-        return real_getaddrinfo(host, *args, **kwargs)
-
-    monkeypatch.setattr(socket.socket, "connect", guarded_connect)
-    monkeypatch.setattr(socket, "getaddrinfo", guarded_getaddrinfo)
+    """Any attempt to reach a non-local address fails the test loudly (tests/network_guard.py)."""
+    connect, getaddrinfo = network_guard.guarded("raise")
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
 
 
 # --- the student edition: tests that wait for the learner's code -------------------------

@@ -16,38 +16,14 @@ from pathlib import Path
 import nbformat
 import pytest
 
+import network_guard
 from conftest import STUDENT_EDITION
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 # Run first, invisibly, in every executed notebook: any non-local connection fails the cell.
-NETWORK_GUARD = textwrap.dedent(
-    """
-    import socket as _socket
-    _real_connect, _real_getaddrinfo = _socket.socket.connect, _socket.getaddrinfo
-
-    def _is_local(host):
-        host = host.decode() if isinstance(host, bytes) else host
-        return not isinstance(host, str) or host in ("", "localhost", "::1") or host.startswith(
-            ("127.", "/")
-        )
-
-    def _guarded_connect(sock, address, *args, **kwargs):
-        host = address[0] if isinstance(address, tuple) else address
-        if not _is_local(host):
-            raise RuntimeError(f"the notebook tried to reach the network: {address!r}")
-        return _real_connect(sock, address, *args, **kwargs)
-
-    def _guarded_getaddrinfo(host, *args, **kwargs):
-        if not _is_local(host):
-            raise RuntimeError(f"the notebook tried to look up {host!r} on the network")
-        return _real_getaddrinfo(host, *args, **kwargs)
-
-    _socket.socket.connect, _socket.getaddrinfo = _guarded_connect, _guarded_getaddrinfo
-    del _socket
-    """
-)
+NETWORK_GUARD = network_guard.first_line("raise")
 
 
 def ids(paths):

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import network_guard
 from lab.offline_chat import offline_reply
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,29 +34,7 @@ def run_python(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
     )
 
 
-GUARD = textwrap.dedent(
-    """
-    import os, socket
-    _connect, _getaddrinfo = socket.socket.connect, socket.getaddrinfo
-
-    def _local(host):
-        host = host.decode() if isinstance(host, bytes) else host
-        local = host in ("", "localhost", "::1") or host.startswith(("127.", "/"))
-        return not isinstance(host, str) or local
-
-    def connect(sock, address, *a, **k):
-        if not _local(address[0] if isinstance(address, tuple) else address):
-            os.write(2, f"NETWORK ACCESS: connect {address!r}\\n".encode()); os._exit(99)
-        return _connect(sock, address, *a, **k)
-
-    def getaddrinfo(host, *a, **k):
-        if not _local(host):
-            os.write(2, f"NETWORK ACCESS: lookup {host!r}\\n".encode()); os._exit(99)
-        return _getaddrinfo(host, *a, **k)
-
-    socket.socket.connect, socket.getaddrinfo = connect, getaddrinfo
-    """
-)
+GUARD = network_guard.first_line("exit")  # a subprocess that reaches out exits with 99
 
 
 def test_importing_the_lab_prints_nothing_and_loads_no_heavy_library():
