@@ -104,8 +104,11 @@ def autograde(
         running = [pool.submit(safely, s, slots, isolated) for s in students]
         for done in as_completed(running):
             graded = done.result()  # its sandboxes are gone: only now is anything written
-            write_gradebook(graded, course)
-            write_feedback(graded, course)
+            try:
+                write_gradebook(graded, course)
+                write_feedback(graded, course)
+            except Exception as error:  # one student's failure never stops the batch
+                graded.notes.append(f"results not written: {type(error).__name__}: {error}")
             results.append(graded)
             log(f"[{len(results)}/{len(students)}] {graded.student}: "
                 f"{graded.total:g}/{sum(maxima().values()):g} in {graded.seconds:.1f} s"

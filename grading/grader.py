@@ -24,8 +24,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grading.layout import LEARNER_FILES, ROOT
-from grading.sandbox import Worker
+from grading.layout import LEARNER_FILES, REGISTRY, ROOT
+from grading.sandbox import RUN_SECONDS, Worker
 from grading.verdict import CELLS, Outcome, failure, run_cell
 
 MAX_BYTES = 256 << 10  # a learner file; the reference is about 6 KB
@@ -107,8 +107,14 @@ def stage(submission: Path, folder: Path) -> tuple[dict[str, Path], list[str]]:
 def run(cells, folder: Path, modules: list[str], slot: int, isolated: bool, stop_early=True):
     """Outcomes of `cells` from workers over `folder`; a fresh worker after one dies."""
     outcomes, worker = [], None
+    deadline = time.monotonic() + RUN_SECONDS  # for the run, however many workers it takes
     try:
         for cell in cells:
+            if time.monotonic() > deadline:
+                where = REGISTRY.where(cell.function)
+                message = f"not checked: your code used up the run's {RUN_SECONDS:g} s ({where})"
+                outcomes.append(Outcome(cell, message=message))
+                continue
             if worker is None or worker.process.poll() is not None:
                 if worker is not None:
                     worker.__exit__()
@@ -142,14 +148,18 @@ def hint(own: list[Outcome], reference: list[Outcome], first: list[Outcome]) -> 
         return ""
     worst = failing[0].cell
     for mine, ref in zip(own, reference):
-        if ref.score and not mine.cell.hidden and mine.answers != ref.answers:
-            scenario = mine.cell.cases[len(mine.answers) - 1]
-            got = mine.answers[-1] if mine.answers else None
+        if not ref.score or mine.cell.hidden or mine.answers == ref.answers:
+            continue
+        for index, (got, right) in enumerate(zip(mine.answers, ref.answers)):
+            if got == right:
+                continue
+            scenario = mine.cell.cases[index]
             shown = f"returns {got}" if got is not None else "fails"
             return (
                 f"your retriever is right; with your {worst.function} it {shown} on"
                 f" '{scenario.title}' — fix Milestone {worst.milestone} first"
             )
+    return ""  # the learner's scoring gives the same answers: nothing to add
     return ""
 
 

@@ -55,6 +55,7 @@ INSTRUCTOR_ONLY = (
     "tests/test_checks.py",
     "tests/test_learner_core_markers.py",
     "tests/test_grading.py",
+    "tests/test_sandbox.py",
     "docs/instructor-guide.md",
     "nbgrader_config.py",
 )

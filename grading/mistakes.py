@@ -317,6 +317,15 @@ ATTACKS = {
         "except OSError:\n    pass\n"
     ),
     "early-exit": "def importance_score(importance):\n    os._exit(0)\n",
+    "forged-replies": (
+        "def recency_score(now, last_accessed, decay_rate=0.995):\n"
+        "    for fd in range(3, 16):\n"
+        "        try:\n"
+        "            os.write(fd, b'[' * 200000 + b'\\n{\"value\": 1.0}\\n')\n"
+        "        except OSError:\n"
+        "            pass\n"
+        "    return 1.0\n"
+    ),
     "html-injection": (
         "Bad = type('<script>alert(1)</script>', (Exception,), {})\n"
         "def importance_score(importance):\n"

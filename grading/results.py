@@ -15,6 +15,7 @@ import contextlib
 import csv
 import html
 import secrets
+import warnings
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -38,12 +39,15 @@ def maxima() -> dict[int, float]:
 def write_gradebook(graded: Graded, course: Path = COURSE) -> None:
     """The student's scores in nbgrader's gradebook, replacing any earlier submission."""
     from nbgrader.api import Gradebook, MissingEntry
+    from sqlalchemy.exc import SAWarning
 
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         gradebook.update_or_create_student(graded.student)
         with contextlib.suppress(MissingEntry):  # a regrade starts from zero
             gradebook.remove_submission(ASSIGNMENT, graded.student)
-        gradebook.add_submission(ASSIGNMENT, graded.student, timestamp=datetime.now(UTC))
+        with warnings.catch_warnings():  # nbgrader 0.9 on SQLAlchemy 2 warns, harmlessly
+            warnings.simplefilter("ignore", SAWarning)
+            gradebook.add_submission(ASSIGNMENT, graded.student, timestamp=datetime.now(UTC))
         for outcome in graded.outcomes:
             cell = outcome.cell.id
             grade = gradebook.find_grade(cell, NOTEBOOK[cell], ASSIGNMENT, graded.student)
@@ -52,6 +56,7 @@ def write_gradebook(graded: Graded, course: Path = COURSE) -> None:
         gradebook.db.commit()
 
 
+CSP = "default-src 'none'; style-src 'unsafe-inline'"  # no script, nothing fetched, ever
 STYLE = """body{font-family:sans-serif;max-width:50em;margin:2em auto;padding:0 1em}
 pre{background:#f4f4f4;padding:.6em;white-space:pre-wrap}td,th{padding:.2em .8em}
 .ok{color:#176117}.lost{color:#a11}"""
@@ -67,6 +72,7 @@ def page(graded: Graded) -> str:
     )
     parts = [
         "<!DOCTYPE html><html><head><meta charset='utf-8'>",
+        f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">",
         f"<title>Memory Lab feedback: {e(graded.student)}</title><style>{STYLE}</style>",
         f"</head><body><h1>Memory Lab: your milestones</h1><p>{e(graded.student)}: "
         f"<b>{graded.total:g} / {sum(most.values()):g}</b></p><table>{rows}</table>",

@@ -37,6 +37,7 @@ PROVIDED = ("memory_store.py", "lab")  # what the learner's two files import, fr
 UID_BASE = 62000  # slot n runs as uid/gid 62000 + n: its own process count, no classmate's
 ANSWER_BYTES = 1 << 20  # one reply; longer is an attack
 ANSWER_SECONDS = 5.0  # wall clock for one case (a case takes microseconds)
+RUN_SECONDS = 40.0  # wall clock for one worker's whole run: slow replies cannot stall a batch
 LIMITS = {
     "RLIMIT_CPU": 20,  # seconds of CPU for the whole run
     "RLIMIT_AS": 1 << 30,  # bytes of address space (BLAS is single-threaded, see ENV)
@@ -123,14 +124,25 @@ def command(learner: Path, config: dict) -> list[str]:
 class Worker:
     """A running worker; `ask` returns its reply, or None when it died, hung or lied."""
 
-    def __init__(self, learner: Path, modules: list[str], slot: int = 0, isolated: bool = True):
-        config = {"modules": modules, "limits": LIMITS, "uid": UID_BASE + slot}
+    def __init__(
+        self,
+        learner: Path,
+        modules: list[str],
+        slot: int = 0,
+        isolated: bool = True,
+        limits: dict[str, int] | None = None,
+    ):
+        config = {"modules": modules, "limits": {**LIMITS, **(limits or {})}}
+        config["uid"] = UID_BASE + slot
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 (closed in __exit__)
         if isolated:
             argv = command(learner, config)
             env = {}
         else:  # the same worker, as a plain child: for machines without bubblewrap
-            config = {**config, "learner": str(learner), "provided": str(ROOT / "code")}
+            self.provided = tempfile.TemporaryDirectory(prefix="memory-lab-provided-")
+            for name in PROVIDED:  # never code/ itself: it holds the reference solution
+                (Path(self.provided.name) / name).symlink_to(ROOT / "code" / name)
+            config = {**config, "learner": str(learner), "provided": self.provided.name}
             config["uid"] = None  # the limits still hold; root's process limit does not
             argv = [sys.executable, "-I", "-B", str(WORKER), json.dumps(config)]
             env = dict(ENV)
@@ -145,10 +157,11 @@ class Worker:
         self.selector = selectors.DefaultSelector()
         self.selector.register(self.process.stdout, selectors.EVENT_READ)
         self.pending = b""
+        self.deadline = time.monotonic() + RUN_SECONDS
         self.hello = self._read(ANSWER_SECONDS * 2)
 
     def _read(self, seconds: float) -> dict | None:
-        deadline = time.monotonic() + seconds
+        deadline = min(time.monotonic() + seconds, self.deadline)
         fd = self.process.stdout.fileno()
         while b"\n" not in self.pending:
             left = deadline - time.monotonic()
@@ -163,7 +176,7 @@ class Worker:
         line, self.pending = self.pending.split(b"\n", 1)
         try:
             reply = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # forged: garbage, or nested 100,000 deep
             reply = None
         return reply if isinstance(reply, dict) else None
 
@@ -199,3 +212,5 @@ class Worker:
     def __exit__(self, *exc) -> None:
         self.close()
         self.log.close()
+        if hasattr(self, "provided"):
+            self.provided.cleanup()

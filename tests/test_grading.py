@@ -6,6 +6,7 @@ edition's own tests) runs in `python -m grading selfcheck`; these are its parts,
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -256,3 +257,68 @@ def test_instructor_parts_of_markdown_are_left_out_of_the_student_edition():
     assert without_instructor_parts(text, "README.md") == "# Lab\n## Start\n"
     with pytest.raises(BuildError, match="README.md: an instructor-only comment without its pair"):
         without_instructor_parts("<!-- instructor-only -->\nhalf\n", "README.md")
+
+
+def test_staging_copies_regular_files_and_refuses_links_fifos_and_huge_files(tmp_path):
+    from grading.grader import MAX_BYTES, copy_regular
+
+    (tmp_path / "ok.py").write_text("x = 1\n")
+    (tmp_path / "link.py").symlink_to(tmp_path / "ok.py")
+    os.mkfifo(tmp_path / "fifo.py")
+    (tmp_path / "huge.py").write_bytes(b"#" * (MAX_BYTES + 1))
+    out = tmp_path / "out.py"
+    assert copy_regular(tmp_path / "ok.py", out) is None
+    assert out.read_text() == "x = 1\n"
+    assert "symbolic link" in copy_regular(tmp_path / "link.py", out)
+    assert "not a regular file" in copy_regular(tmp_path / "fifo.py", out)
+    assert "larger than" in copy_regular(tmp_path / "huge.py", out)
+    assert "missing" in copy_regular(tmp_path / "absent.py", out)
+
+
+def test_a_symlinked_code_folder_is_refused(tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "ana").mkdir()
+    (tmp_path / "ana" / "code").symlink_to(tmp_path / "real")
+    assert find_code(tmp_path / "ana") is None
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        {"value": "0.8"},  # a string that looks right
+        {"value": True},  # a bool is no float
+        {"value": 1},  # an int, not the exact float the worker must send
+        {"value": [0.8]},
+        {"type": "<script>"},  # a type name the parent does not know
+        {"error": "<img src=x>", "line": 10**9},
+        None,  # the worker died or hung
+    ],
+)
+def test_the_parent_accepts_only_an_exact_float_and_quotes_nothing_unvalidated(reply, tmp_path):
+    from grading.verdict import CELLS, run_cell
+
+    cell = next(c for c in CELLS if c.id == "check_importance_score")
+    outcome = run_cell(cell, lambda request: reply, tmp_path)
+    assert outcome.score == 0.0
+    assert "<" not in outcome.message
+    assert "expected" in outcome.message or "likely mistake" in outcome.message
+
+
+def test_the_parent_scores_exact_right_floats_in_full(tmp_path):
+    from grading.verdict import CELLS, run_cell
+
+    cell = next(c for c in CELLS if c.id == "check_importance_score")
+    answers = iter(case.expected for case in cell.cases)
+    outcome = run_cell(cell, lambda request: {"value": float(next(answers))}, tmp_path)
+    assert (outcome.score, outcome.message) == (cell.points, "")
+
+
+def test_hidden_cases_come_from_the_instructor_notebooks_and_never_show_their_inputs(tmp_path):
+    from grading.verdict import CELLS, run_cell
+
+    cell = next(c for c in CELLS if c.id == "check_recency_score_hidden")
+    assert len(cell.cases) == 7 and cell.hidden
+    outcome = run_cell(cell, lambda request: {"value": 0.5}, tmp_path)
+    assert outcome.score == 0.0
+    assert "hidden case failed" in outcome.message
+    assert "0.970299" not in outcome.message and "0.5" not in outcome.message

@@ -148,3 +148,36 @@ def test_a_hang_that_ignores_sigint_is_killed_in_seconds(tmp_path):
     reply, _ = probe(tmp_path, body)
     assert reply is None  # the worker was killed after its time for one case
     assert time.monotonic() - start < 15
+
+
+def test_cpu_time_beyond_the_limit_kills_the_worker(tmp_path):
+    folder = tmp_path / "learner"
+    folder.mkdir()
+    folder.chmod(0o755)
+    (folder / "scoring.py").write_text("def importance_score(importance):\n    while True:\n"
+                                       "        pass\n")  # fmt: skip
+    (folder / "scoring.py").chmod(0o644)
+    start = time.monotonic()
+    with Worker(folder, ["scoring"], slot=7, limits={"RLIMIT_CPU": 1}) as worker:
+        reply = worker.ask({"function": "importance_score", "args": [1], "kwargs": {}})
+        assert reply is None
+        assert worker.process.returncode != 0
+    assert time.monotonic() - start < 4  # the CPU limit, not the 5 s answer timeout
+
+
+def test_open_files_stop_at_their_limit(tmp_path):
+    body = """
+files = []
+try:
+    while len(files) < 1000:
+        files.append(open(__file__))
+except OSError:
+    pass
+return float(len(files))
+"""
+    assert probe(tmp_path, body)[0]["value"] < LIMITS["RLIMIT_NOFILE"]
+
+
+def test_proc_shows_only_the_sandbox_own_processes(tmp_path):
+    body = "return float(sum(name.isdigit() for name in os.listdir('/proc')))"
+    assert probe(tmp_path, body)[0]["value"] <= 3  # bwrap's reaper, the worker, maybe one more
