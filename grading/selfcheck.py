@@ -150,7 +150,7 @@ def verdict(submission: Submission, result: Graded, hidden: set[str]) -> list[st
     shown = sorted(hidden & {line.strip() for line in text.splitlines()})
     if shown:
         problems.append(f"feedback shows hidden check code: {shown[0]!r}")
-    for bad, why in (("<script", "a script"), ("<img", "learner HTML"), ("http", "a link"),
+    for bad, why in (("<script", "a script"), ("<img", "learner HTML"), ("://", "an address"),
                      (str(ROOT), "a path of this machine"), ("/tmp/", "a path of this machine"),
                      (FAKE_SECRET, "the instructor's secret")):  # fmt: skip
         if bad in raw or (bad == FAKE_SECRET and bad in text):
