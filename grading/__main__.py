@@ -17,7 +17,7 @@ def main(argv: list[str] | None = None) -> int:
     grade = commands.add_parser("autograde", help="grade every DIR/<student_id>/ submission")
     grade.add_argument("submissions", type=Path, metavar="DIR")
     check = commands.add_parser("selfcheck", help="prove the pipeline on known submissions")
-    for command in (build, grade, check):
+    for command in (build, check):  # the notebooks' nbgrader config (autograde runs none)
         command.add_argument(
             "--cell-timeout",
             type=int,

@@ -31,7 +31,7 @@ from grading.grader import Graded, grade
 from grading.layout import ASSIGNMENT, COURSE
 from grading.markers import BuildError
 from grading.results import maxima, write_csv, write_feedback, write_gradebook
-from grading.sandbox import bwrap
+from grading.sandbox import probe
 from grading.verdict import CELLS, Outcome
 
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}$")
@@ -85,7 +85,7 @@ def autograde(
     """Grade every student of `folder`, in parallel; a table, grades.csv and feedback."""
     if isolated:
         try:
-            bwrap()
+            probe()
         except RuntimeError as error:
             raise BuildError(str(error)) from None
     students = submissions_in(folder, log)
@@ -114,7 +114,7 @@ def autograde(
                 f"{graded.total:g}/{sum(maxima().values()):g} in {graded.seconds:.1f} s"
                 + "".join(f"\n      {note}" for note in graded.notes))  # fmt: skip
     results.sort(key=lambda r: r.student)
-    write_csv(course / "grades.csv", course)
+    write_csv(course / "grades.csv", course, [r.student for r in results])
     log("")
     log(table(results, isolated))
     log("")

@@ -105,8 +105,8 @@ def write_feedback(graded: Graded, course: Path = COURSE) -> Path:
     return path
 
 
-def write_csv(path: Path, course: Path = COURSE) -> None:
-    """grades.csv from the gradebook (the source of truth), one row per student."""
+def write_csv(path: Path, course: Path = COURSE, students: list[str] | None = None) -> None:
+    """grades.csv from the gradebook (the source of truth): this batch's students, or all."""
     from nbgrader.api import Gradebook, MissingEntry
 
     with (
@@ -117,7 +117,8 @@ def write_csv(path: Path, course: Path = COURSE) -> None:
         writer.writerow(["student_id", *[f"milestone_{n}" for n in MILESTONES], "total"])
         milestone_of = {c: row.number for row in REGISTRY.MILESTONES.values()
                         for c in (g.id for g in row.grade_cells)}  # fmt: skip
-        for student in sorted(s.id for s in gradebook.students):
+        everyone = {s.id for s in gradebook.students}
+        for student in sorted(everyone if students is None else everyone & set(students)):
             try:
                 submission = gradebook.find_submission(ASSIGNMENT, student)
             except MissingEntry:

@@ -121,6 +121,20 @@ def command(learner: Path, config: dict) -> list[str]:
     return [*args, json.dumps({**config, "learner": "/learner", "provided": "/provided"})]
 
 
+def probe() -> None:
+    """Start one sandbox on nothing; raise SandboxMissing, with bwrap's words, if it fails.
+
+    bwrap can be installed yet unable to make namespaces (a container without the
+    privilege): better one clear error than every student graded 0.
+    """
+    with tempfile.TemporaryDirectory(prefix="memory-lab-probe-") as empty:
+        Path(empty).chmod(0o755)
+        with Worker(Path(empty), []) as worker:
+            if worker.hello != {"ready": True}:
+                said = worker.output().strip().splitlines()[-1:] or ["no message"]
+                raise SandboxMissing(f"bubblewrap could not start a sandbox here: {said[0]}")
+
+
 class Worker:
     """A running worker; `ask` returns its reply, or None when it died, hung or lied."""
 
@@ -134,9 +148,8 @@ class Worker:
     ):
         config = {"modules": modules, "limits": {**LIMITS, **(limits or {})}}
         config["uid"] = UID_BASE + slot
-        self.log = tempfile.TemporaryFile()  # noqa: SIM115 (closed in __exit__)
         if isolated:
-            argv = command(learner, config)
+            argv = command(learner, config)  # first: raises SandboxMissing without bwrap
             env = {}
         else:  # the same worker, as a plain child: for machines without bubblewrap
             self.provided = tempfile.TemporaryDirectory(prefix="memory-lab-provided-")
@@ -146,6 +159,7 @@ class Worker:
             config["uid"] = None  # the limits still hold; root's process limit does not
             argv = [sys.executable, "-I", "-B", str(WORKER), json.dumps(config)]
             env = dict(ENV)
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 (closed in __exit__)
         self.process = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE,

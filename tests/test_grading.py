@@ -322,3 +322,56 @@ def test_hidden_cases_come_from_the_instructor_notebooks_and_never_show_their_in
     assert outcome.score == 0.0
     assert "hidden case failed" in outcome.message
     assert "0.970299" not in outcome.message and "0.5" not in outcome.message
+
+
+@pytest.fixture
+def course(tmp_path, monkeypatch):
+    """A gradebook with the assignment's notebooks and grade cells, as release makes it."""
+    from nbgrader.api import Gradebook
+
+    # nbgrader runs the `alembic` command to make a new gradebook: the venv's, on PATH
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+
+    from grading.layout import ASSIGNMENT, REGISTRY
+
+    with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gradebook:
+        gradebook.add_assignment(ASSIGNMENT)
+        for notebook, cells in REGISTRY.GRADE_CELLS.items():
+            name = notebook.removesuffix(".ipynb")
+            gradebook.add_notebook(name, ASSIGNMENT)
+            for cell, points in cells.items():
+                gradebook.add_grade_cell(cell, name, ASSIGNMENT, max_score=points, cell_type="code")
+    return tmp_path
+
+
+def test_a_regrade_starts_from_zero_and_the_csv_holds_this_batch_only(course):
+    from grading.results import write_csv, write_gradebook
+    from grading.verdict import CELLS, Outcome
+
+    write_gradebook(Graded("ana", [Outcome(c, score=float(c.points)) for c in CELLS]), course)
+    write_gradebook(Graded("bo", [Outcome(c, score=float(c.points)) for c in CELLS]), course)
+    crashed = Graded("ana", [Outcome(c, message="grading failed") for c in CELLS])
+    write_gradebook(crashed, course)  # resubmitted, and this time the worker crashed
+    write_csv(course / "grades.csv", course, ["ana"])
+    rows = (course / "grades.csv").read_text().splitlines()
+    assert rows == [
+        "student_id,milestone_1,milestone_2,milestone_3,milestone_4,total",
+        "ana,0,0,0,0,0",
+    ]
+    write_csv(course / "all.csv", course)
+    assert (course / "all.csv").read_text().splitlines()[-1] == "bo,5,6,4,8,23"
+
+
+def test_the_feedback_page_is_escaped_offline_and_capped(tmp_path):
+    from grading.results import PAGE_BYTES, write_feedback
+    from grading.verdict import CELLS, Outcome
+
+    graded = Graded("ana", [Outcome(c, message="<script>x</script>" * 10_000) for c in CELLS])
+    graded.notes = ["<img src=x onerror=alert(1)>"]
+    page = write_feedback(graded, tmp_path).read_text()
+    assert "<script" not in page and "<img" not in page and "://" not in page
+    assert "default-src 'none'" in page  # the browser refuses any script or fetch too
+    assert len(page.encode()) <= PAGE_BYTES
+    folder = tmp_path / "feedback" / "ana" / "milestones"
+    assert {p.name for p in folder.iterdir()} == {"feedback.html", "timestamp.txt",
+                                                  "submission_secret.txt"}  # fmt: skip

@@ -181,3 +181,17 @@ return float(len(files))
 def test_proc_shows_only_the_sandbox_own_processes(tmp_path):
     body = "return float(sum(name.isdigit() for name in os.listdir('/proc')))"
     assert probe(tmp_path, body)[0]["value"] <= 3  # bwrap's reaper, the worker, maybe one more
+
+
+def test_the_sandbox_probe_passes_where_bubblewrap_works():
+    from grading.sandbox import probe
+
+    probe()  # raises SandboxMissing, naming the cause, where namespaces are refused
+
+
+def test_without_bubblewrap_grading_refuses_and_names_the_tool(monkeypatch):
+    from grading import sandbox
+
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
+    with pytest.raises(sandbox.SandboxMissing, match="bwrap.*--no-isolation"):
+        sandbox.probe()
