@@ -317,6 +317,18 @@ ATTACKS = {
         "except OSError:\n    pass\n"
     ),
     "early-exit": "def importance_score(importance):\n    os._exit(0)\n",
+    "injects-into-classmates": (
+        'forged = b\'{"function": "importance_score", "args": [1], "kwargs": {}}\\n\'\n'
+        "for pid in os.listdir('/proc'):\n"
+        "    if not pid.isdigit() or int(pid) == os.getpid():\n"
+        "        continue\n"
+        "    try:\n"
+        "        if b'worker.py' in open(f'/proc/{pid}/cmdline', 'rb').read():\n"
+        "            with open(f'/proc/{pid}/fd/0', 'wb') as stdin:\n"
+        "                stdin.write(forged * 50)\n"
+        "    except OSError:\n"
+        "        pass\n"
+    ),
     "forged-replies": (
         "def recency_score(now, last_accessed, decay_rate=0.995):\n"
         "    for fd in range(3, 16):\n"
