@@ -1,11 +1,13 @@
-"""Memory Lab for instructors: the student edition, autograding with nbgrader, a self-check.
+"""Memory Lab for instructors: the student edition, a sandboxed autograder, a self-check.
 
     python -m grading release          # dist/student/ (what learners get) and dist/course/
     python -m grading autograde DIR    # grade every DIR/<student_id>/: table, CSV, HTML feedback
     python -m grading selfcheck        # prove the pipeline on known right and wrong work
 
-What a learner writes is code/scoring.py and code/retriever.py; notebooks 01-04 are the
-harness that checks them. See docs/instructor-guide.md.
+What a learner writes is code/scoring.py and code/retriever.py. Grading runs them in
+sandboxed workers (sandbox.py, worker.py) on inputs only; the trusted parent judges
+(verdict.py), grades each milestone on its own (grader.py) and alone writes the
+gradebook, feedback and CSV (results.py). See docs/instructor-guide.md.
 
 This package is the instructor's: it is left out of the student edition, since its
 self-check holds deliberately wrong copies of the solution.

@@ -55,6 +55,8 @@ INSTRUCTOR_ONLY = (
     "tests/test_checks.py",
     "tests/test_learner_core_markers.py",
     "tests/test_grading.py",
+    "tests/test_sandbox.py",
+    "benchmarks/bench_grading.py",
     "docs/instructor-guide.md",
     "nbgrader_config.py",
 )

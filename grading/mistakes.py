@@ -35,6 +35,9 @@ class Submission:
     delete: tuple[str, ...] = ()
     extra: dict[str, str] = field(default_factory=dict)  # file: new content, not graded
     edit_check_cells: bool = False  # the learner's notebooks claim every check passed
+    attack: str = ""  # code appended to code/scoring.py (__COURSE__ etc. filled in)
+    links: dict[str, str] = field(default_factory=dict)  # file: what it is a symlink to
+    transform: str = ""  # an honest reformatting of both files: crlf, bom, tabs
 
 
 def wrong(name, file, old, new, breaks, says) -> Submission:
@@ -58,15 +61,15 @@ SUBMISSIONS = [
         S,
         "(now - last_accessed) / SECONDS_PER_HOUR)",
         "(now - last_accessed))",
-        RECENCY | MILESTONE_4,
-        "the gap was used in seconds",
+        RECENCY,  # Milestone 4 is graded on the reference scoring: independent
+        "the gap was used in seconds && fix Milestone 1 first",
     ),
     wrong(
         "recency-langchain-convention",
         S,
         "return decay_rate**hours",
         "return (1 - decay_rate) ** hours",
-        RECENCY | MILESTONE_4,
+        RECENCY,
         "LangChain",
     ),
     wrong(
@@ -82,7 +85,7 @@ SUBMISSIONS = [
         S,
         "return importance / 10.0",
         "return float(importance)",
-        IMPORTANCE | MILESTONE_4,
+        IMPORTANCE,
         "divide by 10",
     ),
     wrong(
@@ -106,7 +109,7 @@ SUBMISSIONS = [
         S,
         "return w_rel * rel + w_rec * rec + w_imp * imp",
         "return w_rel * rel + w_rec * imp + w_imp * rec",
-        RETRIEVAL_SCORE | RETRIEVE,  # rank_memories is checked with equal weights
+        RETRIEVAL_SCORE,
         "swapped",
     ),
     wrong(
@@ -174,7 +177,11 @@ SUBMISSIONS = [
         ),
     ),
     Submission(
-        "scoring-deleted", frozenset(EVERYTHING), "could not be imported", solved=(R,), delete=(S,)
+        "scoring-deleted",
+        frozenset(EVERYTHING - MILESTONE_4),
+        "is missing",
+        solved=(R,),
+        delete=(S,),
     ),
     Submission(
         "retriever-syntax-error",
@@ -185,7 +192,7 @@ SUBMISSIONS = [
     Submission(
         "retrieve-loops-forever",
         frozenset(RETRIEVE),
-        "Timeout",
+        "endless loop",
         edits=(
             (
                 R,
@@ -209,3 +216,196 @@ SUBMISSIONS = [
         edit_check_cells=True,
     ),
 ]
+
+
+# Honest submissions that must score full marks however they are written.
+HONEST = [
+    Submission("honest-crlf", frozenset(), "", transform="crlf"),
+    Submission("honest-bom", frozenset(), "", transform="bom"),
+    Submission("honest-tabs", frozenset(), "", transform="tabs"),
+    Submission(
+        "honest-extras",
+        frozenset(),
+        "",
+        edits=(
+            (
+                S,
+                "def importance_score(importance) -> float:",
+                "import functools\nimport numpy as np\n\n\ndef _helper(x: float) -> float:\n"
+                "    return x\n\n\ndef importance_score(importance: float) -> float:",
+            ),
+            (S, "return importance / 10.0", "return np.float64(_helper(importance) / 10.0)"),
+        ),
+    ),
+]
+
+# Attacks on the grader: each is the untouched student edition (worth 0) plus hostile code
+# run when code/scoring.py is imported or called. Any point it scores is a point stolen.
+# __ROOT__, __COURSE__, __FOLDER__ and __PORT__ are filled in when the self-check builds it.
+_STOLEN = (
+    "    src = open('__ROOT__/code/scoring.py').read()\n"
+    "    exec(compile(src, 'scoring.py', 'exec'), globals())\n"
+)
+ATTACKS = {
+    "monkeypatch-checks": (
+        "import sys\nmain = sys.modules.get('__main__')\n"
+        "for name in ('answer', 'number', 'judge_numbers', 'run_cell', 'check_cases'):\n"
+        "    for module in list(sys.modules.values()):\n"
+        "        if hasattr(module, name):\n"
+        "            setattr(module, name, lambda *a, **k: {'value': 1.0})\n"
+        "import math\nmath.isclose = lambda *a, **k: True\n"
+    ),
+    "frame-inspection": (
+        "def recency_score(now, last_accessed, decay_rate=0.995):\n"
+        "    frame = sys._getframe(1)\n"
+        "    while frame is not None:\n"
+        "        for key in ('expected', 'case', 'cases'):\n"
+        "            if key in frame.f_locals:\n"
+        "                value = frame.f_locals[key]\n"
+        "                return getattr(value, 'expected', value)\n"
+        "        frame = frame.f_back\n"
+        "    return 0.0\n"
+    ),
+    "always-equal": (
+        "class Anything(float):\n    def __eq__(self, other):\n        return True\n"
+        "    __hash__ = float.__hash__\n"
+        "def importance_score(importance):\n    return Anything(0.0)\n"
+        "def relevance_score(q, m):\n"
+        "    class Weird:\n        def __eq__(self, other):\n            return True\n"
+        "    return Weird()\n"
+    ),
+    "reads-solution-and-hidden-tests": (
+        "for path in ('__ROOT__/code/scoring.py',\n"
+        "             '__COURSE__/source/milestones/code/scoring.py'):\n"
+        "    try:\n"
+        "        exec(compile(open(path).read(), 'scoring.py', 'exec'), globals())\n"
+        "        break\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "try:\n    HIDDEN = open('__COURSE__/gradebook.db', 'rb').read()\n"
+        "except OSError:\n    pass\n"
+    ),
+    "writes-gradebook-and-locks-it": (
+        "try:\n"
+        "    import sqlite3\n"
+        "    db = sqlite3.connect('__COURSE__/gradebook.db', timeout=1)\n"
+        "    db.execute('UPDATE grade SET auto_score = 99')\n"
+        "    db.commit()\n"
+        "    if os.fork() == 0:\n"
+        "        db2 = sqlite3.connect('__COURSE__/gradebook.db')\n"
+        "        db2.execute('BEGIN EXCLUSIVE')\n"
+        "        time.sleep(30)\n"
+        "        os._exit(0)\n"
+        "except Exception:\n    pass\n"
+    ),
+    "surviving-child": (
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "    signal.signal(signal.SIGHUP, signal.SIG_IGN)\n"
+        "    if os.fork() == 0:\n"
+        "        time.sleep(4)\n"
+        "        try:\n"
+        "            open('__COURSE__/grades.csv', 'w').write('student_id,total\\nstolen,999\\n')\n"
+        "        finally:\n"
+        "            time.sleep(60)\n"
+        "    os._exit(0)\n"
+    ),
+    "overwrites-classmate": (
+        "try:\n"
+        "    open('__FOLDER__/reference/code/scoring.py', 'w').write('raise SystemExit')\n"
+        "except OSError:\n    pass\n"
+    ),
+    "early-exit": "def importance_score(importance):\n    os._exit(0)\n",
+    "injects-into-classmates": (
+        'forged = b\'{"function": "importance_score", "args": [1], "kwargs": {}}\\n\'\n'
+        "for pid in os.listdir('/proc'):\n"
+        "    if not pid.isdigit() or int(pid) == os.getpid():\n"
+        "        continue\n"
+        "    try:\n"
+        "        if b'worker.py' in open(f'/proc/{pid}/cmdline', 'rb').read():\n"
+        "            with open(f'/proc/{pid}/fd/0', 'wb') as stdin:\n"
+        "                stdin.write(forged * 50)\n"
+        "    except OSError:\n"
+        "        pass\n"
+    ),
+    "forged-replies": (
+        "def recency_score(now, last_accessed, decay_rate=0.995):\n"
+        "    for fd in range(3, 16):\n"
+        "        try:\n"
+        "            os.write(fd, b'[' * 200000 + b'\\n{\"value\": 1.0}\\n')\n"
+        "        except OSError:\n"
+        "            pass\n"
+        "    return 1.0\n"
+    ),
+    "html-injection": (
+        "Bad = type('<script>alert(1)</script>', (Exception,), {})\n"
+        "def importance_score(importance):\n"
+        "    raise Bad('<script>alert(2)</script><img src=x onerror=alert(3)>')\n"
+        "def recency_score(now, last_accessed, decay_rate=0.995):\n"
+        "    return '<script>alert(4)</script>'\n"
+    ),
+    "prints-secrets": (
+        "import sys\n"
+        "secret = ' '.join(f'{k}={v}' for k, v in os.environ.items())\n"
+        "for path in ('__ROOT__/.env', os.path.expanduser('~/.env')):\n"
+        "    try:\n        secret += open(path).read()\n    except OSError:\n        pass\n"
+        "print(secret)\nprint(secret, file=sys.stderr)\n"
+        "def importance_score(importance):\n    raise ValueError(secret)\n"
+    ),
+    "loopback-connection": (
+        "import socket\n"
+        "try:\n"
+        "    socket.create_connection(('127.0.0.1', __PORT__), timeout=1).sendall(b'stolen')\n"
+        "except OSError:\n    pass\n"
+    ),
+    "huge-output": "import sys\nsys.stdout.write('x' * (64 << 20))\n",
+    "hang-ignoring-sigint": (
+        "def recency_score(now, last_accessed, decay_rate=0.995):\n"
+        "    signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        "    while True:\n        pass\n"
+    ),
+    "fork-bomb-and-memory": (
+        "def relevance_score(q, m):\n"
+        "    children = 0\n"
+        "    try:\n"
+        "        while children < 200:\n"
+        "            if os.fork() == 0:\n"
+        "                time.sleep(30)\n                os._exit(0)\n"
+        "            children += 1\n"
+        "    except OSError:\n        pass\n"
+        "    hog = bytearray(4 << 30)\n"
+        "    return 0.0\n"
+    ),
+}
+HEADER = "\nimport os, signal, sys, time  # the attack's own imports\n"
+ATTACK_SUBMISSIONS = [
+    Submission(f"attack-{name}", frozenset(EVERYTHING), "", solved=(), attack=HEADER + code)
+    for name, code in ATTACKS.items()
+]
+LINKS = [
+    Submission(
+        "attack-symlinked-files",
+        frozenset(EVERYTHING),
+        "refused",
+        solved=(),
+        links={S: "__ROOT__/code/scoring.py", R: "/proc/self/cwd/code/retriever.py"},
+    ),
+    Submission(
+        "attack-symlinked-code-folder",
+        frozenset(EVERYTHING),
+        "symlinked",
+        solved=(),
+        links={"code": "__ROOT__/code"},
+    ),
+]
+# Graded once with full marks (written straight into the gradebook), then resubmitted
+# with a scoring.py that kills its worker: the regrade must start from zero.
+RESUBMITTED = Submission(
+    "attack-resubmit-after-crash",
+    frozenset(EVERYTHING - MILESTONE_4),
+    "",
+    solved=(R,),
+    attack=HEADER + "os._exit(0)\n",
+)
+SUBMISSIONS += HONEST + ATTACK_SUBMISSIONS + LINKS + [RESUBMITTED]

@@ -6,18 +6,18 @@ edition's own tests) runs in `python -m grading selfcheck`; these are its parts,
 
 from __future__ import annotations
 
-import csv
+import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from grading.autograde import Result, find_root, submissions_in, table, write_csv
+from grading.autograde import submissions_in, table
 from grading.editions import check_markers
+from grading.grader import Graded, find_code
 from grading.layout import ROOT, is_listed
 from grading.markers import BuildError, clear_solutions, find_leaks, regions, secret_lines
 from grading.mistakes import SUBMISSIONS
@@ -153,9 +153,9 @@ def test_a_submission_is_found_in_its_folder_or_one_below(tmp_path):
     (tmp_path / "ana" / "code").mkdir(parents=True)
     (tmp_path / "ben" / "memory-lab-main" / "code").mkdir(parents=True)
     (tmp_path / "cy" / "notes").mkdir(parents=True)
-    assert find_root(tmp_path / "ana") == tmp_path / "ana"
-    assert find_root(tmp_path / "ben") == tmp_path / "ben" / "memory-lab-main"
-    assert find_root(tmp_path / "cy") is None
+    assert find_code(tmp_path / "ana") == tmp_path / "ana" / "code"
+    assert find_code(tmp_path / "ben") == tmp_path / "ben" / "memory-lab-main" / "code"
+    assert find_code(tmp_path / "cy") is None
 
 
 def test_student_folders_are_listed_and_odd_names_skipped_with_a_reason(tmp_path):
@@ -169,28 +169,17 @@ def test_student_folders_are_listed_and_odd_names_skipped_with_a_reason(tmp_path
         submissions_in(tmp_path / "ana", said.append)
 
 
-def test_the_table_and_the_csv_give_points_per_milestone_and_the_total(tmp_path):
-    cells = {
-        "check_recency_score": ("01_recency", 3.0, 3.0),
-        "check_recency_score_hidden": ("01_recency", 0.0, 2.0),
-        "check_retrieve": ("04_retriever", 3.0, 3.0),
-    }
-    results = [
-        Result("ana", cells),
-        Result("bo", {k: (n, 0.0, m) for k, (n, _, m) in cells.items()}),
+def test_the_table_gives_points_per_milestone_and_the_total():
+    from grading.verdict import CELLS, Outcome
+
+    ana = Graded("ana", [Outcome(c, score=float(c.points)) for c in CELLS if c.milestone != 2])
+    bo = Graded("bo", [Outcome(c) for c in CELLS])
+    assert table([ana, bo]).splitlines() == [
+        "student  M1 /5  M2 /6  M3 /4  M4 /8  total /23",
+        "ana          5      0      4      8         17",
+        "bo           0      0      0      0          0",
     ]
-    assert table(results).splitlines() == [
-        "student  M1 /5  M2 /0  M3 /0  M4 /3  total /8",
-        "ana          3      0      0      3         6",
-        "bo           0      0      0      0         0",
-    ]
-    write_csv(results, tmp_path / "grades.csv")
-    rows = list(csv.reader((tmp_path / "grades.csv").read_text().splitlines()))
-    assert rows == [
-        ["student_id", "milestone_1", "milestone_2", "milestone_3", "milestone_4", "total"],
-        ["ana", "3", "0", "0", "3", "6"],
-        ["bo", "0", "0", "0", "0", "0"],
-    ]
+    assert table([bo], isolated=False).splitlines()[-1].startswith("NOT ISOLATED")
 
 
 @pytest.mark.parametrize("submission", SUBMISSIONS, ids=lambda s: s.name)
@@ -270,31 +259,119 @@ def test_instructor_parts_of_markdown_are_left_out_of_the_student_edition():
         without_instructor_parts("<!-- instructor-only -->\nhalf\n", "README.md")
 
 
-def test_a_student_over_time_is_stopped_with_every_process_it_started(tmp_path):
-    """What autograde does when nbgrader runs too long: kernels must not outlive it."""
-    import psutil
+def test_staging_copies_regular_files_and_refuses_links_fifos_and_huge_files(tmp_path):
+    from grading.grader import MAX_BYTES, copy_regular
 
-    from grading.autograde import _kill_tree
+    (tmp_path / "ok.py").write_text("x = 1\n")
+    (tmp_path / "link.py").symlink_to(tmp_path / "ok.py")
+    os.mkfifo(tmp_path / "fifo.py")
+    (tmp_path / "huge.py").write_bytes(b"#" * (MAX_BYTES + 1))
+    out = tmp_path / "out.py"
+    assert copy_regular(tmp_path / "ok.py", out) is None
+    assert out.read_text() == "x = 1\n"
+    assert "symbolic link" in copy_regular(tmp_path / "link.py", out)
+    assert "not a regular file" in copy_regular(tmp_path / "fifo.py", out)
+    assert "larger than" in copy_regular(tmp_path / "huge.py", out)
+    assert "missing" in copy_regular(tmp_path / "absent.py", out)
 
-    pid_file = tmp_path / "child.pid"
-    script = (
-        "import subprocess, sys, time\n"
-        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
-        f"open({str(pid_file)!r}, 'w').write(str(child.pid))\n"
-        "time.sleep(600)\n"
-    )
-    parent = subprocess.Popen([sys.executable, "-c", script])
-    try:
-        for _ in range(200):  # the child is started within a second or so
-            if pid_file.exists() and pid_file.read_text():
-                break
-            time.sleep(0.05)
-        child = psutil.Process(int(pid_file.read_text()))
-        _kill_tree(parent)
-        assert parent.poll() is not None
-        child.wait(timeout=10)
-        assert not child.is_running()
-    finally:
-        if parent.poll() is None:
-            parent.kill()
-            parent.wait()
+
+def test_a_symlinked_code_folder_is_refused(tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "ana").mkdir()
+    (tmp_path / "ana" / "code").symlink_to(tmp_path / "real")
+    assert find_code(tmp_path / "ana") is None
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        {"value": "0.8"},  # a string that looks right
+        {"value": True},  # a bool is no float
+        {"value": 1},  # an int, not the exact float the worker must send
+        {"value": [0.8]},
+        {"type": "<script>"},  # a type name the parent does not know
+        {"error": "<img src=x>", "line": 10**9},
+        None,  # the worker died or hung
+    ],
+)
+def test_the_parent_accepts_only_an_exact_float_and_quotes_nothing_unvalidated(reply, tmp_path):
+    from grading.verdict import CELLS, run_cell
+
+    cell = next(c for c in CELLS if c.id == "check_importance_score")
+    outcome = run_cell(cell, lambda request: reply, tmp_path)
+    assert outcome.score == 0.0
+    assert "<" not in outcome.message
+    assert "expected" in outcome.message or "likely mistake" in outcome.message
+
+
+def test_the_parent_scores_exact_right_floats_in_full(tmp_path):
+    from grading.verdict import CELLS, run_cell
+
+    cell = next(c for c in CELLS if c.id == "check_importance_score")
+    answers = iter(case.expected for case in cell.cases)
+    outcome = run_cell(cell, lambda request: {"value": float(next(answers))}, tmp_path)
+    assert (outcome.score, outcome.message) == (cell.points, "")
+
+
+def test_hidden_cases_come_from_the_instructor_notebooks_and_never_show_their_inputs(tmp_path):
+    from grading.verdict import CELLS, run_cell
+
+    cell = next(c for c in CELLS if c.id == "check_recency_score_hidden")
+    assert len(cell.cases) == 7 and cell.hidden
+    outcome = run_cell(cell, lambda request: {"value": 0.5}, tmp_path)
+    assert outcome.score == 0.0
+    assert "hidden case failed" in outcome.message
+    assert "0.970299" not in outcome.message and "0.5" not in outcome.message
+
+
+@pytest.fixture
+def course(tmp_path, monkeypatch):
+    """A gradebook with the assignment's notebooks and grade cells, as release makes it."""
+    from nbgrader.api import Gradebook
+
+    # nbgrader runs the `alembic` command to make a new gradebook: the venv's, on PATH
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+
+    from grading.layout import ASSIGNMENT, REGISTRY
+
+    with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gradebook:
+        gradebook.add_assignment(ASSIGNMENT)
+        for notebook, cells in REGISTRY.GRADE_CELLS.items():
+            name = notebook.removesuffix(".ipynb")
+            gradebook.add_notebook(name, ASSIGNMENT)
+            for cell, points in cells.items():
+                gradebook.add_grade_cell(cell, name, ASSIGNMENT, max_score=points, cell_type="code")
+    return tmp_path
+
+
+def test_a_regrade_starts_from_zero_and_the_csv_holds_this_batch_only(course):
+    from grading.results import write_csv, write_gradebook
+    from grading.verdict import CELLS, Outcome
+
+    write_gradebook(Graded("ana", [Outcome(c, score=float(c.points)) for c in CELLS]), course)
+    write_gradebook(Graded("bo", [Outcome(c, score=float(c.points)) for c in CELLS]), course)
+    crashed = Graded("ana", [Outcome(c, message="grading failed") for c in CELLS])
+    write_gradebook(crashed, course)  # resubmitted, and this time the worker crashed
+    write_csv(course / "grades.csv", course, ["ana"])
+    rows = (course / "grades.csv").read_text().splitlines()
+    assert rows == [
+        "student_id,milestone_1,milestone_2,milestone_3,milestone_4,total",
+        "ana,0,0,0,0,0",
+    ]
+    write_csv(course / "all.csv", course)
+    assert (course / "all.csv").read_text().splitlines()[-1] == "bo,5,6,4,8,23"
+
+
+def test_the_feedback_page_is_escaped_offline_and_capped(tmp_path):
+    from grading.results import PAGE_BYTES, write_feedback
+    from grading.verdict import CELLS, Outcome
+
+    graded = Graded("ana", [Outcome(c, message="<script>x</script>" * 10_000) for c in CELLS])
+    graded.notes = ["<img src=x onerror=alert(1)>"]
+    page = write_feedback(graded, tmp_path).read_text()
+    assert "<script" not in page and "<img" not in page and "://" not in page
+    assert "default-src 'none'" in page  # the browser refuses any script or fetch too
+    assert len(page.encode()) <= PAGE_BYTES
+    folder = tmp_path / "feedback" / "ana" / "milestones"
+    assert {p.name for p in folder.iterdir()} == {"feedback.html", "timestamp.txt",
+                                                  "submission_secret.txt"}  # fmt: skip

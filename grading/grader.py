@@ -1,0 +1,185 @@
+"""Grade one submission: stage its two files, run three sandboxed workers, judge.
+
+    run 1  Milestones 1-3 on the learner's scoring.py
+    run 2  Milestone 4: the learner's retriever.py on the instructor's reference scoring,
+           so a scoring mistake costs only its own milestone (and retriever code cannot
+           patch the scoring graded in run 1: that ran in another process)
+    run 3  Milestone 4 on the learner's own scoring, only for the hint: when it changes the
+           retriever's answers, the feedback says which milestone to fix first
+
+Staging follows nothing: a file is copied only if it is a regular file (no symlink,
+device or fifo), under the size cap, in a code/ folder that is itself no symlink.
+
+Deliberately left out: writing results (grading/results.py does that, after this returns
+and every sandbox is gone).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grading.layout import LEARNER_FILES, REGISTRY, ROOT
+from grading.sandbox import RUN_SECONDS, Worker
+from grading.verdict import CELLS, Outcome, failure, run_cell
+
+MAX_BYTES = 256 << 10  # a learner file; the reference is about 6 KB
+
+
+@dataclass
+class Graded:
+    """One student's verdict: an outcome per grade cell, notes, and the fix-first hint."""
+
+    student: str
+    outcomes: list[Outcome] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    hint: str = ""
+    seconds: float = 0.0
+    isolated: bool = True
+
+    def milestone(self, number: int) -> float:
+        return sum(o.score for o in self.outcomes if o.cell.milestone == number)
+
+    @property
+    def total(self) -> float:
+        return sum(o.score for o in self.outcomes)
+
+
+def find_code(submission: Path) -> Path | None:
+    """The submission's code/ folder (at the top or one folder down), never via a link."""
+    candidates = [submission / "code"]
+    if not submission.is_symlink():
+        candidates += sorted(p / "code" for p in submission.iterdir()
+                             if not p.name.startswith(".") and not p.is_symlink())  # fmt: skip
+    for code in candidates:
+        if code.is_symlink():
+            return None  # a symlinked code/ is refused, not followed
+        if code.is_dir():
+            return code
+    return None
+
+
+def copy_regular(source: Path, target: Path) -> str | None:
+    """Copy one learner file without following anything; a note when it is refused."""
+    name = f"code/{source.name}"
+    try:
+        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return f"{name} is missing: the milestones that need it score 0"
+    except OSError:
+        return f"{name} was refused: it is a symbolic link or cannot be read"
+    with os.fdopen(fd, "rb") as file:
+        info = os.fstat(file.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            return f"{name} was refused: it is not a regular file"
+        data = file.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        return f"{name} was refused: larger than {MAX_BYTES >> 10} KB"
+    target.write_bytes(data)
+    target.chmod(0o644)
+    return None
+
+
+def stage(submission: Path, folder: Path) -> tuple[dict[str, Path], list[str]]:
+    """folder/{own,reference}/: the run folders, each world-readable, and any notes."""
+    own, reference = folder / "own", folder / "reference"
+    for run in (own, reference):
+        run.mkdir()
+        run.chmod(0o755)
+    code = find_code(submission)
+    if code is None:
+        return {}, ["no code/ folder (or a symlinked one): nothing to grade"]
+    notes = [
+        n for f in LEARNER_FILES if (n := copy_regular(code / Path(f).name, own / Path(f).name))
+    ]
+    if (own / "retriever.py").is_file():
+        shutil.copy2(own / "retriever.py", reference / "retriever.py")
+    shutil.copy2(ROOT / "code" / "scoring.py", reference / "scoring.py")
+    (reference / "scoring.py").chmod(0o644)
+    return {"own": own, "reference": reference}, notes
+
+
+def run(cells, folder: Path, modules: list[str], slot: int, isolated: bool, stop_early=True):
+    """Outcomes of `cells` from workers over `folder`; a fresh worker after one dies."""
+    outcomes, worker = [], None
+    deadline = time.monotonic() + RUN_SECONDS  # for the run, however many workers it takes
+    try:
+        for cell in cells:
+            if time.monotonic() > deadline:
+                where = REGISTRY.where(cell.function)
+                message = f"not checked: your code used up the run's {RUN_SECONDS:g} s ({where})"
+                outcomes.append(Outcome(cell, message=message))
+                continue
+            if worker is None or worker.process.poll() is not None:
+                if worker is not None:
+                    worker.__exit__()
+                worker = Worker(folder, modules, slot, isolated)
+            hello = worker.hello or {}
+            if "import_error" in hello:
+                outcome = Outcome(cell)
+                outcome.message = import_message(hello, cell.function, folder)
+                outcomes.append(outcome)
+                continue
+            outcomes.append(run_cell(cell, worker.ask, folder, stop_early))
+    finally:
+        if worker is not None:
+            worker.__exit__()
+    return outcomes
+
+
+def import_message(hello: dict, function: str, folder: Path) -> str:
+    name = "scoring" if hello.get("import_error") == "scoring" else "retriever"
+    crash = failure({k: v for k, v in hello.items() if k != "import_error"}, function, folder)
+    if not (folder / f"{name}.py").is_file():
+        return f"code/{name}.py is missing, so {function} could not be imported or checked"
+    first = (crash or "").split("\n")[0].replace(f"{function} raised", "it raised")
+    return f"code/{name}.py could not be imported, so {function} cannot be checked: {first}"
+
+
+def hint(own: list[Outcome], reference: list[Outcome], first: list[Outcome]) -> str:
+    """The fix-Milestone-N-first line, when the learner's scoring changes right answers."""
+    failing = [o for o in first if o.score == 0]
+    if not failing:
+        return ""
+    worst = failing[0].cell
+    for mine, ref in zip(own, reference):
+        if not ref.score or mine.cell.hidden or mine.answers == ref.answers:
+            continue
+        for index, (got, right) in enumerate(zip(mine.answers, ref.answers)):
+            if got == right:
+                continue
+            scenario = mine.cell.cases[index]
+            shown = f"returns {got}" if got is not None else "fails"
+            return (
+                f"your retriever is right; with your {worst.function} it {shown} on"
+                f" '{scenario.title}' — fix Milestone {worst.milestone} first"
+            )
+    return ""  # the learner's scoring gives the same answers: nothing to add
+    return ""
+
+
+def grade(submission: Path, slot: int = 0, isolated: bool = True) -> Graded:
+    start = time.monotonic()
+    graded = Graded(submission.name, isolated=isolated)
+    with tempfile.TemporaryDirectory(prefix="memory-lab-grade-") as scratch:
+        Path(scratch).chmod(0o755)
+        folders, graded.notes = stage(submission, Path(scratch))
+        first = [c for c in CELLS if c.milestone < 4]
+        last = [c for c in CELLS if c.milestone == 4]
+        if not folders:
+            graded.outcomes = [Outcome(c, message=graded.notes[0]) for c in CELLS]
+        else:
+            scoring = run(first, folders["own"], ["scoring"], slot, isolated)
+            retriever = run(last, folders["reference"], ["scoring", "retriever"], slot, isolated)
+            graded.outcomes = scoring + retriever
+            if any(o.score == 0 for o in scoring) and any(o.score for o in retriever):
+                public = [c for c in last if not c.hidden]
+                own = run(public, folders["own"], ["scoring", "retriever"], slot, isolated, False)
+                graded.hint = hint(own, [o for o in retriever if not o.cell.hidden], scoring)
+    graded.seconds = time.monotonic() - start
+    return graded

@@ -1,0 +1,230 @@
+"""One grading worker in a bubblewrap sandbox, spoken to one JSON line at a time.
+
+The sandbox sees the interpreter and its virtual environment (read-only), the worker,
+the provided modules it needs (memory_store.py, lab/) and one run's learner files, and
+nothing else: no course folder, gradebook, classmates, repository or $HOME; an empty
+environment; no network (a private loopback); a private /proc. The worker lowers its
+limits (CPU seconds, memory, processes, file size, open files), then, when the grader
+runs as root, drops to an unprivileged uid of its own (the process limit is not enforced
+for root). Killing bwrap kills the sandbox's pid namespace: nothing it started survives.
+
+    with Worker(folder, ["scoring"], slot=0) as worker:
+        worker.ask({"function": "importance_score", "args": [8], "kwargs": {}})
+        -> {"value": 0.8}
+
+Without bubblewrap (macOS, Windows) grading refuses unless isolation is switched off
+explicitly (`isolated=False`), which runs the same worker as a plain child process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from grading.layout import ROOT
+
+WORKER = Path(__file__).with_name("worker.py")
+PROVIDED = ("memory_store.py", "lab")  # what the learner's two files import, from code/
+UID_BASE = 62000  # slot n runs as uid/gid 62000 + n: its own process count, no classmate's
+ANSWER_BYTES = 1 << 20  # one reply; longer is an attack
+ANSWER_SECONDS = 5.0  # wall clock for one case (a case takes microseconds)
+RUN_SECONDS = 40.0  # wall clock for one worker's whole run: slow replies cannot stall a batch
+LIMITS = {
+    "RLIMIT_CPU": 20,  # seconds of CPU for the whole run
+    "RLIMIT_AS": 1 << 30,  # bytes of address space (BLAS is single-threaded, see ENV)
+    "RLIMIT_NPROC": 8,  # processes of the worker's uid
+    "RLIMIT_FSIZE": 1 << 20,  # bytes in any file written, learner output included
+    "RLIMIT_NOFILE": 64,
+    "RLIMIT_CORE": 0,
+}
+ENV = {  # the whole environment of the worker
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "PYTHONHASHSEED": "0",
+    "LANG": "C.UTF-8",
+}
+OUTPUT_BYTES = 64 << 10  # the learner's prints kept in the log, at most
+
+
+class SandboxMissing(RuntimeError):
+    """bubblewrap is not installed, or cannot create namespaces here."""
+
+
+def bwrap() -> str:
+    path = shutil.which("bwrap")
+    if path is None or sys.platform != "linux":
+        raise SandboxMissing(
+            "grading runs each submission in a bubblewrap sandbox, and `bwrap` was not found"
+            " (Debian/Ubuntu: apt-get install bubblewrap; on macOS or Windows grade in a"
+            " Linux container or VM). To grade WITHOUT isolation anyway, pass --no-isolation;"
+            " the table then says the run was not isolated."
+        )
+    return path
+
+
+def _system_dirs() -> list[str]:
+    """/usr, and /lib, /lib64, /bin as the symlinks or folders the host has."""
+    args = ["--ro-bind", "/usr", "/usr"]
+    for name in ("/lib", "/lib64", "/lib32", "/bin", "/sbin"):
+        if os.path.islink(name):
+            args += ["--symlink", os.readlink(name), name]
+        elif os.path.isdir(name):
+            args += ["--ro-bind", name, name]
+    return args
+
+
+def _bind(source: str, target: str, made: set[str]) -> list[str]:
+    """A read-only bind, its parent folders made world-readable first (bwrap makes 0700)."""
+    args = []
+    parents = Path(target).parents
+    for parent in reversed(parents[:-1]):  # every ancestor but "/"
+        if str(parent) not in made and not str(parent).startswith("/usr"):
+            made.add(str(parent))
+            args += ["--perms", "0755", "--dir", str(parent)]
+    return [*args, "--ro-bind", source, target]
+
+
+def command(learner: Path, config: dict) -> list[str]:
+    """The bwrap command line for one worker."""
+    made: set[str] = set()
+    args = [bwrap(), *_system_dirs()]
+    interpreter = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix)}
+    for prefix in sorted(interpreter):
+        if not prefix.startswith("/usr/"):
+            args += _bind(prefix, prefix, made)
+    if sys.prefix != os.path.realpath(sys.prefix):  # the venv as named by sys.executable
+        args += _bind(os.path.realpath(sys.prefix), sys.prefix, made)
+    args += _bind(str(WORKER), "/grader/worker.py", made)
+    for name in PROVIDED:
+        args += _bind(str(ROOT / "code" / name), f"/provided/{name}", made)
+    args += _bind(str(learner), "/learner", made)
+    args += ["--dev", "/dev", "--proc", "/proc", "--perms", "0755", "--dir", "/tmp"]
+    args += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
+    args += ["--unshare-cgroup-try", "--die-with-parent", "--new-session", "--clearenv"]
+    for key, value in ENV.items():
+        args += ["--setenv", key, value]
+    if os.geteuid() == 0:  # the worker drops to its own uid; it needs these two to do so
+        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    else:
+        args += ["--unshare-user"]
+    args += ["--chdir", "/learner", "--", sys.executable, "-I", "-B", "/grader/worker.py"]
+    return [*args, json.dumps({**config, "learner": "/learner", "provided": "/provided"})]
+
+
+def probe() -> None:
+    """Start one sandbox on nothing; raise SandboxMissing, with bwrap's words, if it fails.
+
+    bwrap can be installed yet unable to make namespaces (a container without the
+    privilege): better one clear error than every student graded 0.
+    """
+    with tempfile.TemporaryDirectory(prefix="memory-lab-probe-") as empty:
+        Path(empty).chmod(0o755)
+        with Worker(Path(empty), []) as worker:
+            if worker.hello != {"ready": True}:
+                said = worker.output().strip().splitlines()[-1:] or ["no message"]
+                raise SandboxMissing(f"bubblewrap could not start a sandbox here: {said[0]}")
+
+
+class Worker:
+    """A running worker; `ask` returns its reply, or None when it died, hung or lied."""
+
+    def __init__(
+        self,
+        learner: Path,
+        modules: list[str],
+        slot: int = 0,
+        isolated: bool = True,
+        limits: dict[str, int] | None = None,
+    ):
+        config = {"modules": modules, "limits": {**LIMITS, **(limits or {})}}
+        config["uid"] = UID_BASE + slot
+        if isolated:
+            argv = command(learner, config)  # first: raises SandboxMissing without bwrap
+            env = {}
+        else:  # the same worker, as a plain child: for machines without bubblewrap
+            self.provided = tempfile.TemporaryDirectory(prefix="memory-lab-provided-")
+            for name in PROVIDED:  # never code/ itself: it holds the reference solution
+                (Path(self.provided.name) / name).symlink_to(ROOT / "code" / name)
+            config = {**config, "learner": str(learner), "provided": self.provided.name}
+            config["uid"] = None  # the limits still hold; root's process limit does not
+            argv = [sys.executable, "-I", "-B", str(WORKER), json.dumps(config)]
+            env = dict(ENV)
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 (closed in __exit__)
+        self.process = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            env=env,
+            start_new_session=True,
+        )
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(self.process.stdout, selectors.EVENT_READ)
+        self.pending = b""
+        self.deadline = time.monotonic() + RUN_SECONDS
+        self.hello = self._read(ANSWER_SECONDS * 2)
+
+    def _read(self, seconds: float) -> dict | None:
+        deadline = min(time.monotonic() + seconds, self.deadline)
+        fd = self.process.stdout.fileno()
+        while b"\n" not in self.pending:
+            left = deadline - time.monotonic()
+            if left <= 0 or len(self.pending) > ANSWER_BYTES or not self.selector.select(left):
+                self.close()
+                return None
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                self.close()
+                return None
+            self.pending += chunk
+        line, self.pending = self.pending.split(b"\n", 1)
+        try:
+            reply = json.loads(line)
+        except (ValueError, RecursionError):  # forged: garbage, or nested 100,000 deep
+            reply = None
+        return reply if isinstance(reply, dict) else None
+
+    def ask(self, request: dict) -> dict | None:
+        if self.process.poll() is not None:
+            return None
+        try:
+            self.process.stdin.write(json.dumps(request).encode() + b"\n")
+            self.process.stdin.flush()
+        except OSError:
+            self.close()
+            return None
+        return self._read(ANSWER_SECONDS)
+
+    def output(self) -> str:
+        self.log.seek(0)
+        return self.log.read(OUTPUT_BYTES).decode("utf-8", "replace")
+
+    def close(self) -> None:
+        """Kill the worker and, with it, the sandbox's whole pid namespace."""
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+        self.selector.close()
+        for stream in (self.process.stdin, self.process.stdout):
+            with contextlib.suppress(OSError):
+                stream.close()
+
+    def __enter__(self) -> Worker:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+        self.log.close()
+        if hasattr(self, "provided"):
+            self.provided.cleanup()

@@ -1,0 +1,182 @@
+"""The grading worker: runs a learner's functions on inputs, inside the sandbox.
+
+Started by grading/sandbox.py as `python -I -B worker.py CONFIG`. It imports the
+learner's files, then answers one request per line on stdin with one JSON line:
+the inputs of one case in, what the learner's function returned out (a float, a type
+name, the class and line of an exception, or the ids a retriever returned). It never
+sees an expected value, a case's label or the hidden case table, and it decides
+nothing: the trusted parent (grading/verdict.py) compares and scores.
+
+Everything here may be tampered with by the learner's code, which runs in this very
+process: the parent trusts nothing it sends back beyond what it can validate.
+Deliberately left out: any import of the grading package (this file runs alone).
+"""
+
+import json
+import math
+import numbers
+import os
+import resource
+import sys
+import traceback
+from datetime import datetime
+
+LEARNER_FILES = ("scoring.py", "retriever.py")
+
+
+def limit(config: dict) -> None:
+    """Lower every limit (soft = hard, so they cannot be raised again), then drop root."""
+    for name, value in config["limits"].items():
+        resource.setrlimit(getattr(resource, name), (value, value))
+    uid = config.get("uid")
+    if os.getuid() == 0 and uid:  # root in the sandbox: limits are only enforced below it
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+        if os.getuid() == 0 or os.geteuid() == 0:
+            raise SystemExit("could not drop root")
+
+
+def where(error: BaseException) -> dict:
+    """The learner file and line an exception came from (the parent reads the line)."""
+    found = {"file": None, "line": None}
+    if isinstance(error, SyntaxError) and error.filename:
+        name = os.path.basename(error.filename)
+        if name in LEARNER_FILES:
+            return {"file": name, "line": error.lineno}
+    for frame in traceback.extract_tb(error.__traceback__):
+        name = os.path.basename(frame.filename or "")
+        if name in LEARNER_FILES and os.path.dirname(frame.filename) == LEARNER:
+            found = {"file": name, "line": frame.lineno}
+    return found
+
+
+def crash(error: BaseException) -> dict:
+    if type(error) is NotImplementedError:
+        return {"stub": True}
+    return {"error": type(error).__name__, **where(error)}
+
+
+def number(value) -> dict:
+    """A plain float for the parent, or the name of the type that came back instead."""
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        value = float(value)  # numpy floats too; an always-equal object is no Real
+        if type(value) is float:
+            return {"value": value}
+    return {"type": type(value).__name__}
+
+
+def decode(value):
+    if isinstance(value, dict) and "datetime" in value:
+        return datetime.fromisoformat(value["datetime"])
+    if isinstance(value, list):
+        return [decode(v) for v in value]
+    return value
+
+
+def build_store(request: dict):
+    from memory_store import Memory, MemoryStore
+
+    store = MemoryStore()
+    for row in request["memories"]:
+        store.add(
+            Memory(
+                row["id"],
+                f"memory {row['id']}",
+                created_at=row["created_at"],
+                last_accessed=row["last_accessed"],
+                importance=row["importance"],
+                embedding=row["embedding"],
+            )
+        )
+    for old, new in request["superseded"]:
+        store.supersede(old, new)
+    return store
+
+
+def shape(result, store) -> str | None:
+    """What kind of thing a retriever returned, as a tag the parent knows."""
+    from memory_store import Memory
+
+    if result is None:
+        return "none"
+    if type(result) is not list:
+        return "not_list"
+    for item in result:
+        if hasattr(item, "memory") and hasattr(item, "score"):
+            return "rows"
+        if isinstance(item, str):
+            return "ids"
+        if isinstance(item, (int, float)):
+            return "scores"
+        if isinstance(item, tuple):
+            return "tuples"
+        if type(item) is not Memory:
+            return "other"
+        if store.get(item.id) is not item:
+            return "copies"
+    return None
+
+
+def retrieval(request: dict) -> dict:
+    store = build_store(request)
+    function = getattr(MODULES["retriever"], request["function"])
+    args = (store, request["query"], request["now"])
+    kwargs = {key: request[key] for key in ("k", "weights", "decay_rate") if key in request}
+    result = function(*args, **kwargs)
+    if request["function"] == "rank_memories":
+        if type(result) is not list or not all(hasattr(r, "memory") for r in result):
+            return {"shape": "not_rows"}
+        ids = [str(row.memory.id) for row in result]
+        top = result[0] if result else None
+        signals = [top.relevance, top.recency, top.importance, top.score] if top else []
+        signals = [number(s).get("value", math.nan) for s in signals]
+        accessed = {m.id: float(m.last_accessed) for m in store}
+        return {"shape": None, "ids": ids, "signals": signals, "accessed": accessed}
+    tag = shape(result, store)
+    if tag:
+        return {"shape": tag}
+    accessed = {m.id: float(m.last_accessed) for m in store}
+    return {"shape": None, "ids": [m.id for m in result], "accessed": accessed}
+
+
+def answer(request: dict) -> dict:
+    try:
+        if "memories" in request:
+            return retrieval(request)
+        function = getattr(MODULES["scoring"], request["function"])
+        args, kwargs = decode(request["args"]), decode(request["kwargs"])
+        return number(function(*args, **kwargs))
+    except BaseException as error:  # SystemExit too: the learner's exit is a finding
+        return crash(error)
+
+
+def main() -> None:
+    global LEARNER
+    config = json.loads(sys.argv[1])
+    LEARNER = config["learner"]
+    channel = os.fdopen(os.dup(1), "w")  # replies; fd 1 becomes stderr for learner prints
+    os.dup2(2, 1)
+    limit(config)
+    sys.path[:0] = [LEARNER, config["provided"]]
+    os.chdir(LEARNER)
+    for name in config["modules"]:
+        try:
+            MODULES[name] = __import__(name)
+        except BaseException as error:
+            reply = {"import_error": name, **crash(error)}
+            channel.write(json.dumps(reply) + "\n")
+            channel.flush()
+            return
+    channel.write(json.dumps({"ready": True}) + "\n")
+    channel.flush()
+    for line in sys.stdin:
+        channel.write(json.dumps(answer(json.loads(line))) + "\n")
+        channel.flush()
+
+
+MODULES: dict = {}
+LEARNER = ""
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,197 @@
+"""The grading sandbox holds: each limit proven by a learner file that tries to break it.
+
+Each probe is an importance_score that returns a number saying whether it got out (1.0)
+or not (0.0), run by a real worker in bubblewrap. This machine and CI run as root, where
+the process limit is not enforced: the worker must drop to its own uid first. Where the
+probe needs a contrast, the same file is run with isolation switched off, to show the
+probe does detect what it tests.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import time
+
+import psutil
+import pytest
+
+from grading.layout import ROOT
+from grading.sandbox import ENV, LIMITS, UID_BASE, Worker
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap (apt bwrap)"),
+]
+
+
+def probe(tmp_path, body: str, isolated: bool = True, slot: int = 7):
+    """The reply of importance_score(1) whose body is `body`."""
+    folder = tmp_path / "learner"
+    folder.mkdir(exist_ok=True)
+    folder.chmod(0o755)
+    source = "import os, resource, socket, sys, time\n\n\ndef importance_score(importance):\n"
+    source += "".join(f"    {line}\n" for line in body.strip().splitlines())
+    (folder / "scoring.py").write_text(source)
+    (folder / "scoring.py").chmod(0o644)
+    with Worker(folder, ["scoring"], slot=slot, isolated=isolated) as worker:
+        reply = worker.ask({"function": "importance_score", "args": [1], "kwargs": {}})
+        return reply, os.fstat(worker.log.fileno()).st_size
+
+
+def test_the_worker_runs_as_an_unprivileged_uid_of_its_own(tmp_path):
+    reply, _ = probe(tmp_path, "return float(os.getuid())")
+    expected = UID_BASE + 7 if os.geteuid() == 0 else None
+    assert reply["value"] != 0.0
+    if expected is not None:
+        assert reply == {"value": float(expected)}
+
+
+def test_forks_stop_at_the_process_limit_even_when_grading_runs_as_root(tmp_path):
+    body = """
+children = 0
+try:
+    while children < 100:
+        if os.fork() == 0:
+            time.sleep(5)
+            os._exit(0)
+        children += 1
+except OSError:
+    pass
+return float(children)
+"""
+    reply, _ = probe(tmp_path, body)
+    assert reply["value"] < LIMITS["RLIMIT_NPROC"]
+
+
+def test_memory_beyond_the_limit_is_refused(tmp_path):
+    reply, _ = probe(tmp_path, "hog = bytearray(2 << 30)\nreturn float(len(hog))")
+    assert reply["error"] == "MemoryError"
+
+
+def test_limits_cannot_be_raised_again(tmp_path):
+    body = """
+try:
+    resource.setrlimit(resource.RLIMIT_NPROC, (4096, 4096))
+    return 1.0
+except (ValueError, OSError):
+    return 0.0
+"""
+    assert probe(tmp_path, body)[0] == {"value": 0.0}
+
+
+def test_huge_output_stops_at_the_file_size_limit(tmp_path):
+    reply, logged = probe(tmp_path, "sys.stdout.write('x' * (8 << 20))\nsys.stdout.flush()")
+    assert reply is None or reply["error"] == "OSError"  # EFBIG: the write is refused
+    assert logged <= LIMITS["RLIMIT_FSIZE"]
+
+
+def test_the_network_is_closed_even_on_loopback(tmp_path):
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    body = f"""
+try:
+    socket.create_connection(("127.0.0.1", {port}), timeout=1)
+    return 1.0
+except OSError:
+    return 0.0
+"""
+    try:
+        assert probe(tmp_path, body)[0] == {"value": 0.0}
+        assert probe(tmp_path, body, isolated=False)[0] == {"value": 1.0}  # the probe works
+    finally:
+        server.close()
+
+
+def test_the_environment_is_empty_and_secrets_stay_out(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret")
+    body = "return float(len(os.environ)) if 'OPENAI_API_KEY' not in os.environ else -1.0"
+    count = probe(tmp_path, body)[0]["value"]
+    assert 0 < count <= len(ENV) + 1  # Python may add LC_CTYPE (PEP 538)
+
+
+@pytest.mark.parametrize(
+    "place", [ROOT / "code" / "scoring.py", ROOT / "dist", ROOT / ".git", "/etc"]
+)
+def test_the_repository_course_and_home_are_out_of_sight(tmp_path, place):
+    body = f"return 1.0 if os.path.exists({str(place)!r}) else 0.0"
+    assert probe(tmp_path, body)[0] == {"value": 0.0}
+    if place == ROOT / "code" / "scoring.py":
+        assert probe(tmp_path, body, isolated=False)[0] == {"value": 1.0}
+
+
+def test_home_shows_at_most_the_folder_that_holds_the_interpreter(tmp_path):
+    home = os.path.expanduser("~")
+    body = f"return float(len(os.listdir({home!r}))) if os.path.isdir({home!r}) else 0.0"
+    assert probe(tmp_path, body)[0]["value"] <= 1.0
+
+
+def test_nothing_the_worker_started_survives_it(tmp_path):
+    body = """
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(60)
+    os._exit(0)
+return 0.0
+"""
+    assert probe(tmp_path, body, slot=9)[0] == {"value": 0.0}
+    time.sleep(0.5)
+    uids = [p.info["uids"] for p in psutil.process_iter(["uids"])]
+    assert not [u for u in uids if u and u.real == UID_BASE + 9]
+
+
+def test_a_hang_that_ignores_sigint_is_killed_in_seconds(tmp_path):
+    start = time.monotonic()
+    body = "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass"
+    reply, _ = probe(tmp_path, body)
+    assert reply is None  # the worker was killed after its time for one case
+    assert time.monotonic() - start < 15
+
+
+def test_cpu_time_beyond_the_limit_kills_the_worker(tmp_path):
+    folder = tmp_path / "learner"
+    folder.mkdir()
+    folder.chmod(0o755)
+    (folder / "scoring.py").write_text("def importance_score(importance):\n    while True:\n"
+                                       "        pass\n")  # fmt: skip
+    (folder / "scoring.py").chmod(0o644)
+    start = time.monotonic()
+    with Worker(folder, ["scoring"], slot=7, limits={"RLIMIT_CPU": 1}) as worker:
+        reply = worker.ask({"function": "importance_score", "args": [1], "kwargs": {}})
+        assert reply is None
+        assert worker.process.returncode != 0
+    assert time.monotonic() - start < 4  # the CPU limit, not the 5 s answer timeout
+
+
+def test_open_files_stop_at_their_limit(tmp_path):
+    body = """
+files = []
+try:
+    while len(files) < 1000:
+        files.append(open(__file__))
+except OSError:
+    pass
+return float(len(files))
+"""
+    assert probe(tmp_path, body)[0]["value"] < LIMITS["RLIMIT_NOFILE"]
+
+
+def test_proc_shows_only_the_sandbox_own_processes(tmp_path):
+    body = "return float(sum(name.isdigit() for name in os.listdir('/proc')))"
+    assert probe(tmp_path, body)[0]["value"] <= 3  # bwrap's reaper, the worker, maybe one more
+
+
+def test_the_sandbox_probe_passes_where_bubblewrap_works():
+    from grading.sandbox import probe
+
+    probe()  # raises SandboxMissing, naming the cause, where namespaces are refused
+
+
+def test_without_bubblewrap_grading_refuses_and_names_the_tool(monkeypatch):
+    from grading import sandbox
+
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
+    with pytest.raises(sandbox.SandboxMissing, match="bwrap.*--no-isolation"):
+        sandbox.probe()
