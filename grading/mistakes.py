@@ -230,7 +230,7 @@ HONEST = [
         edits=(
             (
                 S,
-                "def importance_score(importance) -> float:",
+                "def importance_score(importance: float) -> float:",
                 "import functools\nimport numpy as np\n\n\ndef _helper(x: float) -> float:\n"
                 "    return x\n\n\ndef importance_score(importance: float) -> float:",
             ),
