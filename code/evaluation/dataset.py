@@ -66,6 +66,18 @@ class EvalSet:
     # reused by a question from outside the dataset)
     _relevance: dict[str, list[float]] = field(default_factory=dict, repr=False)
     _support: list[frozenset[int]] = field(default_factory=list, repr=False)
+    _bm25: dict[str, list[float]] = field(default_factory=dict, repr=False)
+    _bm25_index: object = field(default=None, repr=False)
+
+    def bm25_scores(self, question: Question) -> list[float]:
+        """Okapi BM25 of the question's words against every memory, in store order."""
+        if question.text not in self._bm25:
+            if self._bm25_index is None:
+                from evaluation.bm25 import BM25
+
+                self._bm25_index = BM25([m.text for m in self.store])
+            self._bm25[question.text] = self._bm25_index.scores(question.text)
+        return self._bm25[question.text]
 
     @property
     def memories(self) -> list[Memory]:
@@ -88,7 +100,8 @@ class EvalSet:
             return
         if not self._support:  # which coordinates of each memory are non-zero
             self._support = [_nonzero(m.embedding) for m in self.store]
-        for done, (text, query) in enumerate(zip(todo, self.embedder.embed(todo)), start=1):
+        queries = self.embedder.queries(self.store, todo)  # the hybrid weighs words by rarity
+        for done, (text, query) in enumerate(zip(todo, queries), start=1):
             on = _nonzero(query)
             self._relevance[text] = [
                 _cosine(query, m.embedding, on | support)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections import OrderedDict
 from pathlib import Path
 
 MODEL_NAME = "memorylab/minilm-l6-v2"
@@ -36,6 +37,8 @@ _BATCH_TOKENS = 4096  # tokens per forward batch: big enough for fast matmuls, s
 
 _lock = threading.Lock()
 _model = None  # the loaded _MiniLM, once
+_CACHE_SIZE = 4096
+_cache: OrderedDict = OrderedDict()  # text -> (its vector, whether it was cut), newest last
 
 
 def embed_texts(texts, truncated: list | None = None):
@@ -43,53 +46,92 @@ def embed_texts(texts, truncated: list | None = None):
 
     Texts are embedded in batches of similar length (less padding, same results). If a
     list is given as `truncated`, it receives the index of every text cut at 256 tokens.
+    The last few thousand texts are remembered, so embedding one again costs nothing
+    (a chat re-embeds the memories it quotes; a notebook re-runs its cells).
     """
-    return _get_model().embed(list(texts), truncated)
+    import numpy as np
+
+    texts = list(texts)
+    out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+    cut: set[int] = set()
+    todo = []
+    for i, text in enumerate(texts):
+        if text in _cache:
+            out[i], was_cut = _cache[text]
+            _cache.move_to_end(text)
+            if was_cut:
+                cut.add(i)
+        else:
+            todo.append(i)
+    if todo:
+        fresh_cut: list[int] = []
+        fresh = _get_model().embed([texts[i] for i in todo], fresh_cut)
+        cut.update(todo[j] for j in fresh_cut)
+        for j, i in enumerate(todo):
+            out[i] = fresh[j]
+            _cache[texts[i]] = (fresh[j].copy(), i in cut)
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    if truncated is not None:
+        truncated.extend(sorted(cut))
+    return out
 
 
 def token_count(text: str) -> int:
     """How many tokens the model sees for `text`, [CLS] and [SEP] included (before the cut)."""
-    return len(_get_model().token_ids(text))
+    return _get_model().token_count(text)
+
+
+# Abramowitz and Stegun 7.1.26: erf(z) = 1 - t * P(t) * exp(-z * z), t = 1 / (1 + p * z)
+# for z >= 0, with |error| <= 1.5e-7 (float32 itself resolves about 6e-8 near 1)
+_P = 0.3275911
+_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+
+
+def _erfc_tail(z):
+    """t * P(t) * exp(-z * z) for z >= 0, which is 1 - erf(z); in place where it can be."""
+    import numpy as np
+
+    t = z * _P
+    t += 1.0
+    np.reciprocal(t, out=t)
+    poly = t * _A[4]
+    for coefficient in _A[3::-1]:
+        poly += coefficient
+        poly *= t
+    square = z * z
+    np.negative(square, out=square)
+    np.exp(square, out=square)
+    poly *= square
+    return poly
 
 
 def erf(x):
     """The error function, elementwise, to about 1e-7 (numpy has none; math.erf is scalar).
 
-    A Chebyshev fit of erfc (Numerical Recipes' erfcc, fractional error below 1.2e-7),
-    so GELU is the exact one BERT was trained with, not the tanh approximation.
+    Abramowitz and Stegun's formula 7.1.26 (|error| <= 1.5e-7), so GELU is the exact
+    one BERT was trained with, not the tanh approximation.
     """
     import numpy as np
 
     x = np.asarray(x)
-    z = np.abs(x)
-    t = 1.0 / (1.0 + 0.5 * z)
-    poly = -1.26551223 + t * (
-        1.00002368
-        + t
-        * (
-            0.37409196
-            + t
-            * (
-                0.09678418
-                + t
-                * (
-                    -0.18628806
-                    + t
-                    * (
-                        0.27886807
-                        + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))
-                    )
-                )
-            )
-        )
-    )
-    erfc = t * np.exp(-z * z + poly)
-    return np.where(x >= 0, 1.0 - erfc, erfc - 1.0).astype(x.dtype, copy=False)
+    tail = _erfc_tail(np.abs(x.reshape(-1))).reshape(x.shape)  # 1-d: in place works
+    return np.where(x >= 0, 1.0 - tail, tail - 1.0).astype(x.dtype, copy=False)
 
 
 def gelu(x):
-    """BERT's GELU: x * P(N(0, 1) <= x) = 0.5 * x * (1 + erf(x / sqrt(2)))."""
-    return 0.5 * x * (1.0 + erf(x * (1.0 / math.sqrt(2.0))))
+    """BERT's GELU: x * P(N(0, 1) <= x) = 0.5 * x * (1 + erf(x / sqrt(2))).
+
+    Written as x - h for x >= 0 and h for x < 0, with h = 0.5 * x * (1 - erf(|x| / sqrt(2))),
+    which takes a few passes over the array instead of a dozen.
+    """
+    import numpy as np
+
+    x = np.asarray(x)
+    half = _erfc_tail(np.abs(x.reshape(-1)) * (1.0 / math.sqrt(2.0))).reshape(x.shape)
+    half *= x
+    half *= 0.5
+    return np.where(x >= 0, x - half, half)
 
 
 def multiply_adds(lengths) -> int:
@@ -168,6 +210,9 @@ class _MiniLM:
 
     def token_ids(self, text: str) -> list[int]:
         return self.tokenizer.encode(text).ids
+
+    def token_count(self, text: str) -> int:
+        return len(self.token_ids(text))
 
     def embed(self, texts: list[str], truncated: list | None = None):
         np = self.np
