@@ -166,6 +166,11 @@ def frequencies_for(store, dims: int) -> DocumentFrequencies:
     return cached.update(store)
 
 
+def uses_minilm(model: str) -> bool:
+    """True for the offline models that run MiniLM: the hybrid and MiniLM alone."""
+    return is_hybrid(model) or model == minilm.MODEL_NAME
+
+
 def check_offline_model(model: str) -> None:
     """Raise a clear ValueError unless `model` names one of the offline embedding models."""
     if is_hybrid(model):
