@@ -15,7 +15,9 @@ One turn, step by step:
      memory's text can never pass for an instruction (quotes, newlines and angle brackets
      are escaped; the prompt says the block is data);
   4. call the chat model through litellm (offline by default, see lab/models.py);
-  5. write the user's message back as a new episodic memory, so the store grows.
+  5. write the user's message back as a new episodic memory, so the store grows, unless
+     it is a question, a greeting or an acknowledgement (lab/what_to_embed.py): stored,
+     "which API should I default to?" would be recalled next time and answer itself.
 
 Only the user's side is written back by default: storing the assistant's replies too
 would let it recall its own paraphrases of memories and reinforce them.
@@ -53,6 +55,7 @@ from lab.memory_block import (
     render_memory_block,
 )
 from lab.validation import as_timestamp, check_text
+from lab.what_to_embed import write_back_reason
 from memory_store import Memory, MemoryStore
 from retriever import retrieve
 
@@ -74,6 +77,7 @@ class ChatResult:
     recalled: list[Memory]
     messages: list[dict]
     written: list[Memory] = field(default_factory=list)
+    skipped: str | None = None  # why the message was not stored ("question", ...), if not
 
 
 def chat_with_memory(
@@ -98,11 +102,12 @@ def chat_with_memory(
         settings: models, weights, decay and k; defaults to config.load_settings().
         embedder: defaults to an Embedder for settings.embed_model.
         k: overrides settings.top_k.
-        write_back: store the user's message as a memory after answering.
+        write_back: store the user's message as a memory after answering (not a
+            question, greeting or acknowledgement: ChatResult.skipped says why).
         remember_replies: also store the assistant's reply.
         model_kwargs: passed on to litellm.completion, e.g. mock_response="..." in tests.
     Returns:
-        ChatResult(reply, recalled, messages, written).
+        ChatResult(reply, recalled, messages, written, skipped).
     """
     check_text(message, "message")
     settings = settings or load_settings()
@@ -128,7 +133,8 @@ def chat_with_memory(
         timeout=settings.timeout,
         **model_kwargs,
     )
-    turns = [("user", message)] if write_back else []  # 5.
+    skipped = write_back_reason(message)  # 5. a question or an "ok thanks" is no fact
+    turns = [("user", message)] if write_back and skipped is None else []
     if write_back and remember_replies and reply.strip():
         turns.append(("assistant", reply))
     with store.transaction():  # the turn's memories and the retriever's touches, together
@@ -139,7 +145,9 @@ def chat_with_memory(
             for role, text in turns
         ]
         store.save()  # a store kept in a file writes the touches too; in memory: nothing to do
-    return ChatResult(reply=reply, recalled=recalled, messages=messages, written=written)
+    return ChatResult(
+        reply=reply, recalled=recalled, messages=messages, written=written, skipped=skipped
+    )
 
 
 def build_messages(message: str, memories: list[Memory], now) -> list[dict]:

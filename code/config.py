@@ -8,9 +8,11 @@ to switch to any model litellm knows.
     variable                  default                    meaning
     MEMORY_LAB_CHAT_MODEL     memorylab/offline-chat     any litellm chat model, e.g.
                                                          gpt-4o-mini, ollama/llama3.2
-    MEMORY_LAB_EMBED_MODEL    memorylab/hashed-bow-384   any litellm embedding model, e.g.
+    MEMORY_LAB_EMBED_MODEL    memorylab/minilm-bow-256   any litellm embedding model, e.g.
                                                          text-embedding-3-small,
-                                                         ollama/nomic-embed-text
+                                                         ollama/nomic-embed-text; offline:
+                                                         memorylab/minilm-l6-v2 (meaning),
+                                                         memorylab/hashed-bow-384 (words)
     MEMORY_LAB_API_BASE       (unset)                    server URL for both, e.g. http://localhost:11434
     MEMORY_LAB_TOP_K          3                          memories recalled per message
     MEMORY_LAB_WEIGHTS        1.0,1.0,1.0                relevance, recency, importance weights
@@ -45,7 +47,9 @@ from lab.defaults import DECAY_RATE, TOP_K, WEIGHTS
 from lab.validation import Weights
 
 OFFLINE_CHAT_MODEL = "memorylab/offline-chat"
-OFFLINE_EMBED_MODEL = "memorylab/hashed-bow-384"
+# all-MiniLM-L6-v2 in numpy joined with 256 hashed words (lab/hybrid_embedding.py)
+OFFLINE_EMBED_MODEL = "memorylab/minilm-bow-256"
+TOY_EMBED_MODEL = "memorylab/hashed-bow-384"  # shared words only: the notebooks' toy
 REPOSITORY = Path(__file__).resolve().parent.parent
 DEFAULT_ENV_FILE = REPOSITORY / ".env"
 # Beside .env at the repository root, whatever folder the chat or a notebook starts in, so

@@ -11,10 +11,21 @@ memories came from another model.
     query = embedder.query(store, "which API should I default to?")
     retrieve(store, query, now=now, k=3)
 
-The offline default, memorylab/hashed-bow-384 (lab/offline_embedding.py), is a bag of
-words: two texts are similar exactly when they share words. It needs no network and no
-download, but it knows no synonyms. A real model (MEMORY_LAB_EMBED_MODEL, see config.py)
-captures meaning; this one captures overlap.
+The offline models need no network, no key and no download:
+
+    memorylab/minilm-bow-384   the default: the real sentence-embedding model
+                               all-MiniLM-L6-v2 (run in numpy, lab/minilm.py) joined with
+                               a bag of words, so one cosine mixes meaning and shared
+                               words (hybrid search, lab/hybrid_embedding.py). A query's
+                               words are weighted by their rarity in the store it searches.
+    memorylab/minilm-l6-v2     the sentence model alone: meaning only
+    memorylab/hashed-bow-384   the transparent toy (lab/offline_embedding.py): two texts
+                               are similar exactly when they share words
+
+Any litellm embedding model can be set instead (MEMORY_LAB_EMBED_MODEL, see config.py).
+The sentence model reads at most 256 tokens (about 190 words) of a text: a longer text
+is embedded from its start, and the memory made from it says so in its metadata
+("embedded": "the first 256 of 1,204 tokens"), as does `Embedder.truncated`.
 
 Deliberately left out: storing vectors (memory_store.py) and scoring (scoring.py).
 """
@@ -24,17 +35,22 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from lab.offline_embedding import offline_dimensions, offline_embedding
+from lab import hybrid_embedding, minilm
+from lab.hybrid_embedding import check_offline_model, offline_vectors
+from lab.offline_embedding import offline_embedding  # noqa: F401  (the toy, re-exported)
 from lab.validation import check_text
 from memory_store import Memory, MemoryStore
+
+REEMBED_COMMAND = "python code/run.py reembed"  # re-embeds a store file with today's model
 
 
 class Embedder:
     """Embeds text with one model and stamps the results with that model's name.
 
     Inputs:
-        model: any litellm embedding model, or memorylab/hashed-bow-N (offline).
-            None reads MEMORY_LAB_EMBED_MODEL (default memorylab/hashed-bow-384).
+        model: any litellm embedding model, or an offline one: memorylab/minilm-bow-N
+            (the hybrid), memorylab/minilm-l6-v2 or memorylab/hashed-bow-N. None reads
+            MEMORY_LAB_EMBED_MODEL (default memorylab/minilm-bow-384).
         api_base, timeout: passed to litellm for real models.
     """
 
@@ -48,27 +64,24 @@ class Embedder:
             timeout = settings.timeout if timeout is None else timeout
         check_text(model, "model")
         if model.startswith("memorylab/"):
-            offline_dimensions(model)  # fail now, not at the first embed
+            check_offline_model(model)  # fail now, not at the first embed
         self.model, self.api_base, self.timeout = model, api_base, timeout
+        self.truncated: list[int] = []  # indexes of the last call's texts cut at 256 tokens
 
     def __repr__(self) -> str:
         return f"Embedder({self.model!r})"
 
     def embed(self, texts: Sequence[str]) -> list[tuple[float, ...]]:
-        """One vector per text, in order."""
-        if isinstance(texts, str):
-            raise TypeError("embed expects a list of texts; use embed_one for a single text")
-        texts = list(texts)
-        for i, text in enumerate(texts):
-            if not isinstance(text, str):
-                raise TypeError(f"texts[{i}] must be a string, got {type(text).__name__}")
+        """One vector per text, in order (for the hybrid: the memory side)."""
+        texts = _check_texts(texts)
+        self.truncated = []
         if not texts:
             return []
         if self.model.startswith("memorylab/"):
-            # The offline model is a few lines of Python: compute it here rather than
-            # importing litellm (seconds) for it. lab/models.py registers the very same
-            # function with litellm, and a test checks that both paths agree.
-            return [offline_embedding(t, self.model) for t in texts]
+            # The offline models run here rather than through litellm (seconds to import).
+            # lab/models.py registers the very same functions with litellm, and a test
+            # checks that both paths agree.
+            return offline_vectors(texts, self.model, self.truncated)
         from lab.models import embed  # imports litellm: only for a real model
 
         return embed(self.model, texts, api_base=self.api_base, timeout=self.timeout)
@@ -77,9 +90,24 @@ class Embedder:
         return self.embed([text])[0]
 
     def query(self, store: MemoryStore, text: str) -> tuple[float, ...]:
-        """Embed a query for `store`, refusing if the store was filled by another model."""
+        """Embed a query for `store`, refusing if the store was filled by another model.
+
+        For the hybrid model the query's words are weighted by their rarity in `store`.
+        """
         store.check_model(self.model, what=f"the query {text!r}")
-        return self.embed_one(text)
+        return self.queries(store, [text])[0]
+
+    def queries(self, store: MemoryStore, texts: Sequence[str]) -> list[tuple[float, ...]]:
+        """Embed several queries for `store` in one call (as query() does each)."""
+        texts = _check_texts(texts)
+        if not hybrid_embedding.is_hybrid(self.model):
+            return self.embed(texts)
+        self.truncated = []
+        dims = hybrid_embedding.lexical_dimensions(self.model)
+        frequencies = hybrid_embedding.frequencies_for(store, dims)
+        return hybrid_embedding.query_vectors(
+            texts, self.model, frequencies, truncated=self.truncated
+        )
 
     def memory(
         self,
@@ -93,6 +121,11 @@ class Embedder:
     ) -> Memory:
         """A new Memory of `text`, embedded and stamped with this model, created at `now`."""
         now = time.time() if now is None else now
+        embedding = self.embed_one(text)
+        metadata = dict(metadata or {})
+        if self.truncated:
+            tokens = minilm.token_count(text)
+            metadata["embedded"] = f"the first {minilm.MAX_TOKENS} of {tokens:,} tokens"
         return Memory(
             memory_id,
             text,
@@ -100,9 +133,9 @@ class Embedder:
             created_at=now,
             last_accessed=now,
             importance=importance,
-            embedding=self.embed_one(text),
+            embedding=embedding,
             embedding_model=self.model,
-            metadata=dict(metadata or {}),
+            metadata=metadata,
             user_id=user_id,
         )
 
@@ -127,3 +160,15 @@ class Embedder:
             memory_id or store.next_id(), text, kind, importance, now, metadata, user_id
         )
         return store.add(memory)
+
+
+def _check_texts(texts) -> list[str]:
+    if isinstance(texts, str):
+        raise TypeError("embed expects a list of texts; use embed_one for a single text")
+    texts = list(texts)
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise TypeError(f"texts[{i}] must be a string, got {type(text).__name__}")
+        if not text.strip():
+            raise ValueError(f"texts[{i}] is empty: there is nothing to embed, got {text!r}")
+    return texts

@@ -4,10 +4,12 @@
     python code/run.py mentor       feedback on your UNDERSTANDING.md answers
     python code/run.py evaluate     recall@k and MRR of the retrieval strategies
     python code/run.py chat         the terminal chat (same as python code/chat_with_memory.py)
+    python code/run.py reembed      re-embed a store file with today's embedding model
 
 Anything after the command goes to it: `python code/run.py chat --user alice`,
 `python code/run.py mentor --help`. The commands live in their own modules
-(teaching/progress.py, teaching/mentor.py, evaluation/cli.py, lab/terminal_chat.py);
+(teaching/progress.py, teaching/mentor.py, evaluation/cli.py, lab/terminal_chat.py,
+lab/reembed.py);
 this file only picks one, so that each stays importable without running anything.
 """
 
@@ -22,6 +24,7 @@ COMMANDS = {  # name -> (module whose main(argv) runs it, what it does)
     "mentor": ("teaching.mentor", "feedback on your UNDERSTANDING.md answers"),
     "evaluate": ("evaluation.cli", "recall@k and MRR of the retrieval strategies"),
     "chat": ("chat_with_memory", "the terminal chat with a memory-backed assistant"),
+    "reembed": ("lab.reembed", "re-embed a store file with today's embedding model"),
 }
 
 

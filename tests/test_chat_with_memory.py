@@ -63,13 +63,14 @@ def test_the_offline_assistant_answers_from_the_recalled_memory(store):
 
 
 def test_recalled_memories_are_refreshed_and_the_turn_is_written_back(store):
-    result = chat_with_memory(QUESTION, store, now=NOW, k=2)
+    statement = "Eric moved the API keys to the vault"
+    result = chat_with_memory(statement, store, now=NOW, k=2)
     assert len(result.recalled) == 2
     assert all(m.last_accessed == NOW for m in result.recalled)
     (written,) = result.written
-    assert len(store) == 4
+    assert len(store) == 4 and result.skipped is None
     assert store.get(written.id) is written
-    assert written.text == QUESTION
+    assert written.text == statement
     assert written.kind == "episodic"
     assert written.created_at == NOW
     assert written.metadata == {"role": "user"}
@@ -100,10 +101,29 @@ def test_a_statement_is_acknowledged(store):
     assert chat_with_memory("I like dark mode", store, now=NOW).reply.startswith("Noted")
 
 
+@pytest.mark.parametrize(
+    ("message", "reason"),
+    [(QUESTION, "question"), ("Can I eat prawns", "question"), ("ok thanks!", "acknowledgement")],
+)
+def test_questions_and_acknowledgements_are_not_written_back(store, message, reason):
+    result = chat_with_memory(message, store, now=NOW)
+    assert (result.written, result.skipped, len(store)) == ([], reason, 3)
+
+
+def test_a_recalled_question_never_answers_itself():
+    store = MemoryStore()
+    Embedder().remember(store, "Which city is my home?", now=NOW - DAY)  # an old store's
+    Embedder().remember(store, "My name is Dana and I live in Lisbon", now=NOW - DAY)
+    reply = chat_with_memory("Which city is my home?", store, now=NOW).reply
+    assert "Lisbon" in reply
+    assert "- Which city is my home?" not in reply
+
+
 def test_write_back_can_be_turned_off_and_replies_can_be_kept(store):
-    chat_with_memory(QUESTION, store, now=NOW, write_back=False)
+    statement = "Eric moved the API keys to the vault"
+    chat_with_memory(statement, store, now=NOW, write_back=False)
     assert len(store) == 3
-    result = chat_with_memory(QUESTION, store, now=NOW, remember_replies=True)
+    result = chat_with_memory(statement, store, now=NOW, remember_replies=True)
     assert [m.metadata["role"] for m in result.written] == ["user", "assistant"]
     assert len(store) == 5
 
@@ -154,7 +174,7 @@ def test_a_real_model_is_called_through_litellm_with_its_mock_response(store):
     )
     assert result.reply == "Default to Groq."
     assert result.recalled[0].text.startswith("Eric prefers Groq")
-    assert len(result.written) == 1
+    assert result.written == [] and result.skipped == "question"
 
 
 def test_a_failing_model_raises_a_clear_error_and_writes_nothing(store, monkeypatch):
@@ -183,7 +203,7 @@ def test_a_store_from_another_embedding_model_is_refused(store):
     with pytest.raises(EmbeddingModelMismatch) as info:
         chat_with_memory(QUESTION, other, now=NOW)
     assert "memorylab/hashed-bow-64" in str(info.value)
-    assert "memorylab/hashed-bow-384" in str(info.value)
+    assert "memorylab/minilm-bow-256" in str(info.value)  # the default model
 
 
 @pytest.mark.parametrize(
@@ -236,9 +256,10 @@ def test_a_turn_saves_the_touches_of_a_persistent_store(tmp_path):
         result = chat_with_memory(QUESTION, store, now=NOW)
         assert [m.id for m in result.recalled] == ["m1"]
         assert not store.unsaved()  # the turn saved them; close() has nothing left to do
+        chat_with_memory("Eric moved the API keys to the vault", store, now=NOW)
     reopened = PersistentMemoryStore(path, "eric")
     assert reopened.get("m1").last_accessed == pytest.approx(NOW)
-    assert reopened.get("m2").text == QUESTION
+    assert reopened.get("m2").text == "Eric moved the API keys to the vault"
     reopened.close()
 
 
@@ -258,9 +279,9 @@ def test_the_terminal_chat_remembers_within_a_session():
     assert status == 0
     assert "/memories" in out and "(nothing stored yet)" in out
     assert "Here is what I remember about that:\n- Eric prefers Groq for the default API" in out
-    assert "recalled: m1" in out
-    assert "m2  [episodic, importance 5" in out
-    assert "2 memories were stored" in out
+    assert "recalled: m1; not stored: question" in out
+    assert "m2  [episodic" not in out  # the question is not a fact to keep
+    assert "1 memory was stored" in out
 
 
 @pytest.mark.needs_milestones(4)
@@ -271,12 +292,13 @@ def test_the_terminal_chat_remembers_across_sessions_in_its_store_file(chat_db):
     assert f"Memories of user 'default' are kept in {chat_db} (1 so far)" in out
     assert "- Eric prefers Groq for the default API" in out
     assert "recalled: m1" in out
-    assert "1 memory was stored in this session. 2 in all in" in out
+    assert "0 memories were stored in this session. 1 in all in" in out
 
 
 @pytest.mark.needs_milestones(4)
 def test_the_terminal_chat_keeps_each_user_apart(chat_db):
     run_terminal(["Eric prefers Groq for the default API"], argv=["--user", "eric"])
+    run_terminal(["Ana likes tea"], argv=["--user", "ana"])
     status, out = run_terminal([QUESTION, "/users", "/memories"], argv=["--user", "ana"])
     assert status == 0
     assert "Groq" not in out  # neither in ana's reply nor in her list of memories

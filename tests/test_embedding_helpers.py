@@ -15,6 +15,7 @@ import pytest
 from conftest import HOUR, NOW
 from embedding_helpers import Embedder
 from lab import models
+from lab.hybrid_embedding import offline_vectors
 from lab.offline_embedding import offline_dimensions, offline_embedding
 from lab.text import tokenize
 from memory_store import EmbeddingModelMismatch, Memory, MemoryStore
@@ -142,8 +143,10 @@ def test_embedder_defaults_to_the_offline_model_without_calling_litellm(monkeypa
 
     monkeypatch.setattr(models, "embed", no_litellm)
     embedder = Embedder()
-    assert embedder.model == "memorylab/hashed-bow-384"
-    np.testing.assert_allclose(embedder.embed_one(GROQ), offline_embedding(GROQ), atol=1e-12)
+    assert embedder.model == "memorylab/minilm-bow-256"
+    np.testing.assert_allclose(
+        embedder.embed_one(GROQ), offline_vectors([GROQ], embedder.model)[0], atol=1e-12
+    )
 
 
 def test_embed_of_no_texts_is_an_empty_list():

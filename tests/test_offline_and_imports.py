@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 import network_guard
-from lab.offline_chat import offline_reply
+from lab.offline_chat import RELATED_SIMILARITY, offline_reply, similarity
+from lab.text import tokenize
 
 ROOT = Path(__file__).resolve().parent.parent
 CODE = ROOT / "code"
@@ -107,7 +108,7 @@ def test_a_whole_offline_chat_turn_never_touches_the_network():
         Embedder().remember(store, "Eric prefers Groq for the default API", now=0)
         result = chat_with_memory("which API should I default to?", store, now=3600)
         print(result.reply)
-        print(models.embed("memorylab/hashed-bow-384", ["Groq"])[0] ==
+        print(models.embed("memorylab/minilm-bow-256", ["Groq"])[0] ==
               Embedder().embed_one("Groq"))
         """
     )
@@ -128,7 +129,7 @@ def test_the_terminal_chat_runs_as_a_script():
     )
     assert result.returncode == 0, result.stderr
     assert "- I prefer Groq for the default API (you told me just now)" in result.stdout
-    assert "Goodbye. 2 memories were stored" in result.stdout
+    assert "Goodbye. 1 memory was stored" in result.stdout  # the question is not kept
     assert result.stderr == ""
 
 
@@ -165,17 +166,50 @@ def test_the_offline_model_tells_questions_from_statements(message, starts):
     assert "Eric prefers Groq for the default API (noted 2 days ago)" in reply
 
 
-def test_the_offline_model_says_how_many_unrelated_notes_it_left_out():
+def ask(message, *notes):
+    return offline_reply(
+        [{"role": "system", "content": block(*notes)}, {"role": "user", "content": message}]
+    )
+
+
+def test_the_offline_model_says_how_many_unrelated_notes_it_was_given():
     notes = [{"text": "brushed teeth", "age": "1 hour ago"}, {"text": "lunch at noon"}]
-    reply = offline_reply(
-        [{"role": "system", "content": block(*notes)}, {"role": "user", "content": "what API?"}]
-    )
+    reply = ask("what API?", *notes)
     assert reply.startswith("I don't remember anything about that")
-    assert "2 notes that seem unrelated, so I left them out" in reply
-    one = offline_reply(
-        [{"role": "system", "content": block(notes[0])}, {"role": "user", "content": "what API?"}]
-    )
-    assert "1 note that seems unrelated, so I left it out" in one
+    assert "(I was reminded of 2 notes, but none seems related to your question.)" in reply
+    one = ask("what API?", notes[0])
+    assert "(I was reminded of 1 note, but it does not seem related to your question.)" in one
+    assert "reminded" not in ask("what API?")  # nothing recalled: nothing to explain
+
+
+@pytest.mark.parametrize(
+    ("fact", "question"),
+    [
+        ("My name is Dana and I live in Lisbon", "Which city is my home?"),
+        ("I am allergic to shellfish", "Can I eat prawns?"),
+        ("I work as a nurse at the hospital", "What do I do for a living?"),
+    ],
+)
+def test_the_offline_model_quotes_a_paraphrase_by_meaning(fact, question):
+    assert not set(tokenize(fact)) & set(tokenize(question))  # no shared word at all
+    reply = ask(question, {"text": fact, "age": "2 days ago"}, {"text": "brushed teeth"})
+    assert reply == f"Here is what I remember about that:\n- {fact} (noted 2 days ago)"
+
+
+def test_the_unrelated_aside_appears_only_when_nothing_is_quoted():
+    reply = ask("Can I eat prawns?", {"text": "I am allergic to shellfish"}, {"text": "hi"})
+    assert "reminded" not in reply
+    assert "reminded" not in ask("I like tea", {"text": "brushed teeth"})
+
+
+def test_the_offline_model_never_quotes_a_recalled_question():
+    reply = ask("Which city is my home?", {"text": "Which city is my home?"})
+    assert reply.startswith("I don't remember anything about that")
+
+
+def test_related_means_a_similarity_above_the_threshold():
+    assert similarity("Can I eat prawns?", "I am allergic to shellfish") > RELATED_SIMILARITY
+    assert similarity("Can I eat prawns?", "brushed teeth") < RELATED_SIMILARITY
 
 
 def test_the_offline_model_without_a_memory_block_is_stateless():
@@ -190,3 +224,8 @@ def test_the_network_guard_itself_catches_a_connection():
     )
     assert result.returncode == 99
     assert "NETWORK ACCESS" in result.stderr
+
+
+def test_a_greeting_or_a_thanks_is_returned_not_noted():
+    assert ask("ok thanks!", {"text": "I am allergic to shellfish"}) == "You're welcome."
+    assert ask("hi", {"text": "I am allergic to shellfish"}) == "Hello!"

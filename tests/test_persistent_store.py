@@ -234,7 +234,9 @@ def test_recall_and_the_prompt_never_reach_another_users_memory(two_users):
         query = EMBEDDER.query(alice, "which default API did we decide on?")
         recalled = retrieve(alice, query, now=NOW, k=10)
         assert [m.user_id for m in recalled] == ["alice"]
-        result = chat_with_memory("which default API did we decide on?", alice, now=NOW, k=10)
+        result = chat_with_memory(
+            "which default API did we decide on?", alice, now=NOW, k=10, embedder=EMBEDDER
+        )
         prompt = json.dumps(result.messages)
         assert "Bob" not in prompt and "Groq" not in prompt
         assert [item["text"] for item in parse_memory_block(result.messages[0]["content"])] == [

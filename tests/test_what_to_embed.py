@@ -188,3 +188,40 @@ def test_max_turns_may_be_any_integer_type():
 def test_skip_reason_refuses_an_unknown_role(role):
     with pytest.raises(ValueError, match="unknown role"):
         skip_reason("I prefer Groq for the default API", role=role)
+
+
+# --- the rules in lab/ that the chat's write-back follows --------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("Which city is my home?", "question"),
+        ("can I eat prawns", "question"),
+        ("Remind me which API I use", "question"),
+        ("ok thanks!", "acknowledgement"),
+        ("hi there", "greeting"),
+        ("My name is Dana and I live in Lisbon", None),
+        ("I wonder why it broke.", None),
+    ],
+)
+def test_the_chat_does_not_write_back_questions_or_small_talk(text, reason):
+    from lab.what_to_embed import write_back_reason
+
+    assert write_back_reason(text) == reason
+
+
+def test_the_extension_and_the_chat_share_one_set_of_rules():
+    import extensions.what_to_embed as extension
+    import lab.what_to_embed as rules
+
+    assert extension.skip_reason is rules.skip_reason
+    assert extension.worth_embedding is rules.worth_embedding
+    assert rules.skip_reason("Which city is my home?") is None  # episodes keep questions
+
+
+def test_is_question_refuses_a_non_string():
+    from lab.what_to_embed import is_question
+
+    with pytest.raises(TypeError, match="text must be a string, got int"):
+        is_question(3)

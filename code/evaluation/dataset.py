@@ -31,10 +31,13 @@ from datetime import datetime
 from pathlib import Path
 
 from embedding_helpers import Embedder
+from lab import minilm
+from lab.hybrid_embedding import uses_minilm
 from lab.validation import IMPORTANCE_RANGE, KINDS
 from memory_store import Memory, MemoryStore
 from scoring import relevance_score
 
+PRECOMPUTED = ".minilm-l6-v2.safetensors"  # beside a dataset: its texts' MiniLM vectors
 EPOCH_RANGE = (-62_135_596_800, 253_402_300_799)  # 0001-01-01 to 9999-12-31, UTC seconds
 
 
@@ -66,6 +69,18 @@ class EvalSet:
     # reused by a question from outside the dataset)
     _relevance: dict[str, list[float]] = field(default_factory=dict, repr=False)
     _support: list[frozenset[int]] = field(default_factory=list, repr=False)
+    _bm25: dict[str, list[float]] = field(default_factory=dict, repr=False)
+    _bm25_index: object = field(default=None, repr=False)
+
+    def bm25_scores(self, question: Question) -> list[float]:
+        """Okapi BM25 of the question's words against every memory, in store order."""
+        if question.text not in self._bm25:
+            if self._bm25_index is None:
+                from evaluation.bm25 import BM25
+
+                self._bm25_index = BM25([m.text for m in self.store])
+            self._bm25[question.text] = self._bm25_index.scores(question.text)
+        return self._bm25[question.text]
 
     @property
     def memories(self) -> list[Memory]:
@@ -88,12 +103,17 @@ class EvalSet:
             return
         if not self._support:  # which coordinates of each memory are non-zero
             self._support = [_nonzero(m.embedding) for m in self.store]
-        for done, (text, query) in enumerate(zip(todo, self.embedder.embed(todo)), start=1):
-            on = _nonzero(query)
-            self._relevance[text] = [
-                _cosine(query, m.embedding, on | support)
-                for m, support in zip(self.store, self._support)
-            ]
+        queries = self.embedder.queries(self.store, todo)  # the hybrid weighs words by rarity
+        dense = self._support and sum(map(len, self._support)) > 32 * len(self._support)
+        for done, (text, query) in enumerate(zip(todo, queries), start=1):
+            if dense:  # hundreds of non-zero numbers per memory: one matrix product
+                self._relevance[text] = _dense_cosines(query, self.store)
+            else:
+                on = _nonzero(query)
+                self._relevance[text] = [
+                    _cosine(query, m.embedding, on | support)
+                    for m, support in zip(self.store, self._support)
+                ]
             if progress and (done % 25 == 0 or done == len(todo)):
                 progress(f"relevance: {done}/{len(todo)} questions x {len(self.store)} memories")
 
@@ -106,6 +126,27 @@ def _cosine(a: Sequence[float], b: Sequence[float], support: frozenset[int]) -> 
     """
     keep = sorted(support) or [0]  # two zero vectors: relevance_score gives 0.0
     return relevance_score([a[i] for i in keep], [b[i] for i in keep])
+
+
+def _dense_cosines(query: Sequence[float], store: MemoryStore) -> list[float]:
+    """relevance_score(query, m.embedding) for every memory, as one numpy product.
+
+    The learner's relevance_score still decides: it scores the first and the best memory
+    too, and the two ways must agree to 1e-9 (else every pair goes through it).
+    """
+    import numpy as np
+
+    memories = list(store)
+    matrix = np.array([m.embedding for m in memories], dtype=np.float64)
+    q = np.asarray(query, dtype=np.float64)
+    norms = np.linalg.norm(matrix, axis=1) * np.linalg.norm(q)
+    dots = matrix @ q
+    scores = np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0).tolist()
+    best = int(np.argmax(scores)) if scores else 0
+    for i in {0, best} if memories else ():
+        if abs(relevance_score(query, memories[i].embedding) - scores[i]) > 1e-9:
+            return [relevance_score(query, m.embedding) for m in memories]
+    return scores
 
 
 def _nonzero(vector: Sequence[float]) -> frozenset[int]:
@@ -135,6 +176,11 @@ def load_dataset(source, embedder: Embedder | None = None) -> EvalSet:
             ) from None
     turns, questions = _parse(data, where)
     embedder = embedder or Embedder()
+    precomputed = (
+        Path(source).with_name(Path(source).stem + PRECOMPUTED) if where != "dataset" else None
+    )
+    if precomputed is not None and precomputed.is_file() and uses_minilm(embedder.model):
+        minilm.preload(precomputed)  # the shipped vectors (tools/eval_embeddings.py)
     vectors = embedder.embed([t["text"] for t in turns])
     store = MemoryStore(embedder.model)
     for turn, vector in zip(turns, vectors):

@@ -24,6 +24,8 @@ from lab.validation import KINDS, check_decay_rate, check_weights
 from retriever import ScoredMemory
 from scoring import importance_score, recency_score, retrieval_score
 
+RELEVANCE_KINDS = ("embedding", "bm25")
+
 
 @dataclass(frozen=True)
 class Strategy:
@@ -32,6 +34,8 @@ class Strategy:
     decay_rates: hourly decay rate per kind, as recency_score takes it.
     exclude_superseded: drop a fact once its replacement exists.
     min_max: rescale each signal to [0, 1] over the candidates before weighting.
+    relevance: "embedding" (the learner's cosine of the two vectors) or "bm25" (Okapi
+        BM25 over the words, evaluation/bm25.py: the classic keyword search, no vectors).
     """
 
     name: str
@@ -40,8 +44,13 @@ class Strategy:
     exclude_superseded: bool = False
     min_max: bool = False
     source: str = ""
+    relevance: str = "embedding"
 
     def __post_init__(self) -> None:  # refuse bad settings now, not midway through a run
+        if self.relevance not in RELEVANCE_KINDS:
+            raise ValueError(
+                f"relevance must be one of {', '.join(RELEVANCE_KINDS)}, got {self.relevance!r}"
+            )
         object.__setattr__(self, "weights", check_weights(self.weights))
         missing = [kind for kind in KINDS if kind not in self.decay_rates]
         if missing:
@@ -92,6 +101,10 @@ STRATEGIES: dict[str, Strategy] = {
         # scored, not only the top 100 of a vector search.
         Strategy("langchain", (1.0, 1.0, 0.0), same_decay(0.99),
                  source="LangChain time-weighted retriever: 0.99 ** hours + relevance"),
+        # Okapi BM25 (k1 = 1.2, b = 0.75) over the lab's words: what a keyword search
+        # engine ranks by, and the usual baseline an embedding must beat.
+        Strategy("bm25", (1.0, 0.0, 0.0), same_decay(0.995), relevance="bm25",
+                 source="Okapi BM25 over the words (k1 1.2, b 0.75): keyword search only"),
     ]
 }  # fmt: skip
 
@@ -99,7 +112,10 @@ STRATEGIES: dict[str, Strategy] = {
 def rank(evalset: EvalSet, question: Question, strategy: Strategy) -> list[ScoredMemory]:
     """Every candidate memory for `question`, best first (ties keep file order)."""
     now = question.asked_at
-    relevances = evalset.relevances(question)
+    if strategy.relevance == "bm25":
+        relevances = evalset.bm25_scores(question)
+    else:
+        relevances = evalset.relevances(question)
     made = {m.id: m.created_at for m in evalset.store}
     rows = []
     for memory, rel in zip(evalset.store, relevances):

@@ -2,7 +2,8 @@
 
 Not every message deserves a vector. "hi", "ok thanks!" and a tool's raw JSON output
 have no content a future query would look for, yet each one stored is one more
-candidate that can crowd a useful memory out of the top k. So before writing:
+candidate that can crowd a useful memory out of the top k. So before writing (these
+rules are lab/what_to_embed.py's, which the chat's write-back follows too):
 
     skip_reason("ok, thanks!")               -> 'acknowledgement'
     skip_reason('{"status": 200, "rows": 3}') -> 'tool output (JSON)'
@@ -25,55 +26,21 @@ could).
 
 from __future__ import annotations
 
-import json
-
 from embedding_helpers import Embedder
-from lab.text import words
 from lab.validation import as_number, as_timestamp, check_int
+from lab.what_to_embed import (  # noqa: F401  (the rules live in lab/, re-exported)
+    ACK_WORDS,
+    FILLER_WORDS,
+    GREETING_WORDS,
+    ROLES,
+    is_question,
+    skip_reason,
+    worth_embedding,
+)
 from memory_store import Memory, MemoryStore
 
-GREETING_WORDS = frozenset(
-    "hi hello hey hiya yo morning evening afternoon night bye goodbye cya see later".split()
-)
-ACK_WORDS = frozenset(
-    """ok okay k kk thanks thank thx ty cheers cool great nice perfect sure yes yep yeah no
-    nope alright got it sounds good fine awesome lol haha right understood noted""".split()
-)
-FILLER_WORDS = frozenset(
-    "you so very much a lot there all the and again too good that s is it this me".split()
-)
-ROLES = ("user", "assistant", "tool", "system")
 MAX_GAP_MINUTES = 30.0  # a longer pause starts a new episode
 MAX_TURNS = 20  # and so does a very long run of turns
-
-
-def skip_reason(text: str, role: str = "user") -> str | None:
-    """Why `text` should not be stored as a memory, or None if it is worth embedding.
-
-    Reasons: 'empty', 'tool output (JSON)', 'greeting', 'acknowledgement'.
-    """
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a string, got {type(text).__name__}: {text!r}")
-    if not isinstance(role, str) or role not in ROLES:
-        raise ValueError(f"unknown role {role!r}: a turn's role is one of {', '.join(ROLES)}")
-    stripped = text.strip()
-    if not stripped:
-        return "empty"
-    if _is_json(stripped):
-        return "tool output (JSON)"
-    if role == "tool":
-        return "tool output"
-    said = words(stripped)
-    if not said:
-        return "acknowledgement"  # only punctuation or emoji: "👍", "!!"
-    if all(w in GREETING_WORDS | ACK_WORDS | FILLER_WORDS for w in said):
-        return "greeting" if any(w in GREETING_WORDS for w in said) else "acknowledgement"
-    return None
-
-
-def worth_embedding(text: str, role: str = "user") -> bool:
-    """True when `text` has content a future query could search for."""
-    return skip_reason(text, role) is None
 
 
 def filter_turns(turns: list[dict]) -> tuple[list[dict], list[tuple[dict, str]]]:
@@ -151,18 +118,6 @@ def remember_episodes(
                 )
             )
     return memories
-
-
-def _is_json(text: str) -> bool:
-    if not text.startswith(("{", "[")):
-        return False  # cheap: only an object or a list counts as tool output
-    try:
-        json.loads(text)
-    except ValueError:
-        return False
-    except RecursionError:  # brackets nested thousands deep: machine output, not a person
-        return True
-    return True
 
 
 def check_turns(turns, need_time: bool) -> list[dict]:

@@ -6,7 +6,11 @@
     memory_block.py      recalled memories as a block of JSON lines in a prompt; dates, ages
     models.py            the litellm gateway: chat and embedding calls, offline or real
     offline_chat.py      the offline chat model: answers only from the memories it is shown
-    offline_embedding.py the offline embedding: a hashed bag of words
+    offline_embedding.py the word toy embedding: a hashed bag of words
+    minilm.py            all-MiniLM-L6-v2 in numpy: a real sentence-embedding model
+    hybrid_embedding.py  the default embedding: MiniLM and hashed words in one vector
+    what_to_embed.py     which texts deserve a memory (the chat's write-back follows it)
+    reembed.py           re-embed a store file with today's embedding model
     sqlite_store.py      a MemoryStore kept in a SQLite file, one user per store; export
     store_file.py        the file format under it: schema, opening safely, rows <-> memories
     terminal_chat.py     the terminal chat loop around the course's chat turn
@@ -14,5 +18,5 @@
 Nothing here imports the learner core (scoring.py, retriever.py), the course's chat and
 embedding modules, or the packages above (teaching/, extensions/, evaluation/, scale/).
 Importing this package is cheap: no numpy, no litellm (lab/models.py imports litellm on
-the first model call).
+the first model call; lab/minilm.py loads numpy and its weights on the first embedding).
 """

@@ -6,6 +6,9 @@ with litellm as the custom provider "memorylab":
 
     memorylab/offline-chat      a rule-based assistant that answers *only* from the
                                 memories injected into its prompt (lab/offline_chat.py)
+    memorylab/minilm-bow-256    the default embedding: all-MiniLM-L6-v2 in numpy joined
+                                with hashed words (lab/hybrid_embedding.py)
+    memorylab/minilm-l6-v2      the sentence model alone (lab/minilm.py)
     memorylab/hashed-bow-384    a bag-of-words embedding (lab/offline_embedding.py)
 
 litellm is imported lazily, on the first model call, with its model cost map read from
@@ -24,8 +27,8 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+from lab.hybrid_embedding import offline_vectors
 from lab.offline_chat import offline_reply
-from lab.offline_embedding import offline_embedding
 from lab.validation import as_vector
 
 PROVIDER = "memorylab"
@@ -160,8 +163,8 @@ def _make_handler(litellm):
             texts = [input] if isinstance(input, str) else list(input)
             model_response.model = name
             model_response.data = [
-                {"object": "embedding", "index": i, "embedding": list(offline_embedding(t, name))}
-                for i, t in enumerate(texts)
+                {"object": "embedding", "index": i, "embedding": list(vector)}
+                for i, vector in enumerate(offline_vectors(texts, name))
             ]
             return model_response
 

@@ -83,7 +83,14 @@ def main(argv: list[str] | None = None, input_fn=input, output=None, *, chat_tur
 
     try:
         store = open_chat_store(settings)
-    except (StoreFileError, EmbeddingModelMismatch, OSError, sqlite3.Error) as exc:
+    except EmbeddingModelMismatch as exc:
+        say(f"error: {exc}")
+        say(
+            f"To re-embed them with {settings.embed_model}: python code/run.py reembed "
+            f"--user {settings.user_id} --db {settings.db_path}"
+        )
+        return 1
+    except (StoreFileError, OSError, sqlite3.Error) as exc:
         say(f"error: {exc}")
         return 1
     say(f"Memory Lab chat: model {settings.chat_model}, embeddings {settings.embed_model}")
@@ -163,4 +170,7 @@ def _chat_loop(store: MemoryStore, settings: Settings, input_fn, say, chat_turn:
             written += len(result.written)
             say(f"assistant> {result.reply}")
             recalled = ", ".join(m.id for m in result.recalled) or "nothing"
-            say(f"  (recalled: {recalled}; stored as {', '.join(m.id for m in result.written)})")
+            stored = ", ".join(m.id for m in result.written)
+            skipped = getattr(result, "skipped", None)
+            stored = f"stored as {stored}" if stored else f"not stored: {skipped or 'nothing new'}"
+            say(f"  (recalled: {recalled}; {stored})")

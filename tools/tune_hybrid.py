@@ -1,0 +1,118 @@
+"""Tune the hybrid embedding's mix `a` and lexical size N on half of the evaluation set.
+
+The default embedding (code/lab/hybrid_embedding.py) scores relevance as
+a * semantic + (1 - a) * lexical. This script picks a and N on the *tuning half* of
+data/eval/one_year.json (questions 1, 3, 5, ... of each category) by the MRR of plain
+relevance, then reports every strategy on the *held-out half* (questions 2, 4, 6, ...)
+with hashed words, MiniLM, the hybrid and BM25, so the choice is never graded on the
+questions that made it.
+
+    python tools/tune_hybrid.py          # the grid, the choice, the held-out table
+
+The grid uses the identity above on precomputed halves (a few seconds); the held-out
+table goes through the real Embedder, so it measures exactly what the lab ships.
+
+Deliberately left out: tuning the strategies' weights (notebook 08 does that by hand).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "code"))
+
+from embedding_helpers import Embedder  # noqa: E402
+from evaluation.cli import DEFAULT_DATA  # noqa: E402
+from evaluation.dataset import EvalSet, load_dataset  # noqa: E402
+from evaluation.metrics import evaluate  # noqa: E402
+from evaluation.strategies import STRATEGIES  # noqa: E402
+from lab import hybrid_embedding, minilm  # noqa: E402
+from lab.offline_embedding import offline_embedding  # noqa: E402
+
+MIXES = [0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0]
+SIZES = [128, 256, 384, 768, 1024, 1536]
+
+
+def split(evalset: EvalSet) -> tuple[EvalSet, EvalSet]:
+    """(tuning half, held-out half): alternate questions within each category."""
+    seen: dict[str, int] = {}
+    tune, held = [], []
+    for q in evalset.questions:
+        seen[q.category] = seen.get(q.category, 0) + 1
+        (tune if seen[q.category] % 2 else held).append(q)
+    return replace(evalset, questions=tune, _relevance={}), replace(
+        evalset, questions=held, _relevance={}
+    )
+
+
+def grid(semantic_set: EvalSet) -> dict[tuple[float, int], float]:
+    """Tuning-half MRR of relevance alone for every (a, N)."""
+    import numpy as np
+
+    tune, _ = split(semantic_set)
+    texts = [m.text for m in semantic_set.store]
+    memories = np.array([m.embedding for m in semantic_set.store])
+    queries = minilm.embed_texts([q.text for q in tune.questions]).astype(np.float64)
+    semantic = queries @ memories.T
+    results = {}
+    for size in SIZES:
+        model = f"{hybrid_embedding.HYBRID_PREFIX}{size}"
+        lexical = np.array([offline_embedding(t, f"memorylab/hashed-bow-{size}") for t in texts])
+        frequencies = hybrid_embedding.DocumentFrequencies(size)
+        frequencies.counts = list((lexical > 0).sum(axis=0))
+        frequencies.seen = {str(i): (None, ()) for i in range(len(texts))}
+        q_lex = np.array(
+            [
+                v[minilm.DIMENSIONS :]
+                for v in hybrid_embedding.query_vectors(
+                    [q.text for q in tune.questions], model, frequencies, mix=0.0
+                )
+            ]
+        )
+        words = q_lex @ lexical.T
+        for a in MIXES:
+            relevance = a * semantic + (1 - a) * words
+            tune._relevance = {q.text: list(row) for q, row in zip(tune.questions, relevance)}
+            results[(a, size)] = evaluate(tune, STRATEGIES["relevance"]).overall["MRR"]
+    return results
+
+
+def main() -> int:
+    semantic_set = load_dataset(DEFAULT_DATA, Embedder(minilm.MODEL_NAME))
+    results = grid(semantic_set)
+    print("tuning half, MRR of relevance alone (rows: a, columns: lexical dimensions)")
+    print("   a " + "".join(f"{n:>7}" for n in SIZES))
+    for a in MIXES:
+        print(f"{a:4.2f} " + "".join(f"{results[(a, n)]:7.3f}" for n in SIZES))
+    # a hybrid keeps some words (a < 1); among equal MRRs, the most weight on words, then
+    # the smaller vector
+    hybrids = [key for key in results if key[0] < 1.0]
+    best = max(hybrids, key=lambda key: (round(results[key], 3), -key[0], -key[1]))
+    print(f"meaning alone (a = 1): MRR {results[(1.0, SIZES[0])]:.3f}")
+    print(f"best hybrid: a = {best[0]}, N = {best[1]} (MRR {results[best]:.3f}); shipped: "
+          f"a = {hybrid_embedding.MIX}, N = {hybrid_embedding.LEXICAL}\n")  # fmt: skip
+    models = ["memorylab/hashed-bow-384", minilm.MODEL_NAME, hybrid_embedding.DEFAULT_MODEL]
+    sets = {m: split(load_dataset(DEFAULT_DATA, Embedder(m)))[1] for m in models}
+    names = [n for n in STRATEGIES if n != "bm25"]
+    print("held-out half, MRR (R@5 in brackets)")
+    print(f"{'strategy':<20}" + "".join(f"{m.split('/')[1]:>22}" for m in models))
+    for name in names:
+        cells = []
+        for m in models:
+            overall = evaluate(sets[m], STRATEGIES[name]).overall
+            cells.append(f"{overall['MRR']:.3f} ({overall['R@5']:.3f})")
+        print(f"{name:<20}" + "".join(f"{c:>22}" for c in cells))
+    bm25 = evaluate(sets[models[0]], STRATEGIES["bm25"]).overall
+    print(f"{'bm25':<20}{bm25['MRR']:.3f} ({bm25['R@5']:.3f}), the same for every embedding")
+    for m in models:
+        by = evaluate(sets[m], STRATEGIES["relevance"]).by_category["paraphrase"]["MRR"]
+        print(f"paraphrase MRR, relevance alone, {m}: {by:.3f}")
+    return 0 if math.isfinite(results[best]) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
