@@ -22,12 +22,15 @@ import importlib
 import math
 import sys
 from pathlib import Path
-
-import ipywidgets as widgets
-import plotly.graph_objects as go
+from typing import TYPE_CHECKING
 
 from teaching.milestones import MILESTONES
 from teaching.svg_chart import figure_svg
+
+if TYPE_CHECKING:  # imported where a picture is built: importing this module stays instant
+    import ipywidgets as widgets
+    import plotly.graph_objects as go
+
 
 NOW = 1_000_000.0  # a fixed "now", epoch seconds
 HOUR = 3600.0
@@ -94,6 +97,8 @@ class Figure(Explorer):
     """
 
     def __init__(self, figure) -> None:
+        import plotly.graph_objects as go
+
         is_widget = isinstance(figure, go.FigureWidget)
         self.figure = figure if is_widget else go.FigureWidget(figure)
         self.box = self.figure
@@ -110,6 +115,9 @@ class DecayCurveExplorer(Explorer):
     """recency_score over the last hours, with sliders for the decay rate and the span."""
 
     def __init__(self, decay_rate: float = 0.995, hours: int = 168) -> None:
+        import ipywidgets as widgets
+        import plotly.graph_objects as go
+
         self.recency = LiveFunction("recency_score")
         self.rate = widgets.FloatSlider(
             value=decay_rate,
@@ -184,6 +192,9 @@ class WeightsExplorer(Explorer):
     SIGNALS = ("relevance", "recency", "importance")
 
     def __init__(self, store, query_embedding, now, decay_rate: float = 0.995) -> None:
+        import ipywidgets as widgets
+        import plotly.graph_objects as go
+
         self.store, self.query, self.now, self.decay_rate = store, query_embedding, now, decay_rate
         self.functions = {
             name: LiveFunction(name)
