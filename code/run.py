@@ -49,9 +49,9 @@ def main(argv: list[str]) -> int:
 def run(argv: list[str]) -> int:
     """main(argv), quiet when the reader of stdout stops early (`... progress | head`)."""
     try:
-        code = main(argv)
+        status = main(argv)
         sys.stdout.flush()  # subtle: a closed pipe shows up here, not at the print
-        return code
+        return status
     except BrokenPipeError:
         # Not an error of ours: the reader had enough. Point stdout at devnull so that
         # Python's final flush at exit does not raise the same error again.
