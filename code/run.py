@@ -16,6 +16,7 @@ this file only picks one, so that each stays importable without running anything
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from pathlib import Path
 
@@ -48,6 +49,19 @@ def main(argv: list[str]) -> int:
     return module.main(rest)
 
 
+def run(argv: list[str]) -> int:
+    """main(argv), quiet when the reader of stdout stops early (`... progress | head`)."""
+    try:
+        status = main(argv)
+        sys.stdout.flush()  # subtle: a closed pipe shows up here, not at the print
+        return status
+    except BrokenPipeError:
+        # Not an error of ours: the reader had enough. Point stdout at devnull so that
+        # Python's final flush at exit does not raise the same error again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
 if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parent))  # code/, whatever the cwd
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(run(sys.argv[1:]))

@@ -123,3 +123,18 @@ def pytest_terminal_summary(terminalreporter):
             "list; tests skipped with 'waits for you' run once those functions work. "
             "Progress: python code/run.py progress"
         )
+
+
+def pytest_collection_modifyitems(items):
+    """The notebook runs first, the longest notebooks first: with the tests spread over
+    workers (pytest-xdist), the slowest tests start at once instead of at the end."""
+
+    def order(item) -> tuple[bool, int]:
+        if (
+            getattr(item, "originalname", "")
+            != "test_notebook_runs_top_to_bottom_without_errors_or_stderr"
+        ):
+            return (True, 0)
+        return (False, -item.callspec.params["path"].stat().st_size)
+
+    items.sort(key=order)

@@ -315,3 +315,40 @@ def test_require_milestones_stops_at_the_first_unfinished_milestone(monkeypatch)
     checks.require_milestones("notebook 08", up_to=3)  # Milestone 4 is not needed there
     with pytest.raises(NotImplementedYet, match="rank_memories.*Milestone 4"):
         checks.require_milestones("notebook 09")
+
+
+CRASHING_SCORING = """\
+def recency_score(now, last_accessed, decay_rate=0.995):
+    hours = (now - last_accessed) / 3600.0
+    return decay_rate ** hours / (hours - hours)
+"""
+
+
+def test_a_crash_names_the_learners_file_line_and_source_before_the_hint(tmp_path):
+    import importlib.util
+
+    path = tmp_path / "code" / "scoring.py"  # a learner file by its place: code/scoring.py
+    path.parent.mkdir()
+    path.write_text(CRASHING_SCORING)
+    spec = importlib.util.spec_from_file_location("crashing_scoring", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with pytest.raises(CheckFailed) as failure:
+        checks.check_recency_score(module.recency_score)
+    lines = str(failure.value).splitlines()
+    got = next(i for i, line in enumerate(lines) if line.startswith("  got:"))
+    assert "ZeroDivisionError" in lines[got]
+    assert lines[got + 1].strip() == (
+        "at code/scoring.py, line 3: `return decay_rate ** hours / (hours - hours)`"
+    )
+    assert lines[got + 2].startswith("  likely mistake: a division by zero")
+
+
+def test_a_crash_outside_the_learners_files_names_no_line():
+    def crashing(now, last_accessed, decay_rate=0.995):
+        raise TypeError("unsupported operand")
+
+    with pytest.raises(CheckFailed) as failure:
+        checks.check_recency_score(crashing)
+    message = str(failure.value)
+    assert "TypeError: unsupported operand" in message and " at " not in message

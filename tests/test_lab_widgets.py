@@ -155,3 +155,43 @@ def test_the_decay_slider_reaches_one_where_recency_never_fades():
     assert "never fades" in explorer.status.value
     assert set(explorer.figure.data[0].y) == {1.0}
     assert not explorer.figure.data[1].x  # no half-life marker: there is no half-life
+
+
+def run_python(code: str) -> str:
+    """What `code` prints, run in a fresh Python in code/ (nothing imported yet)."""
+    import subprocess
+
+    from conftest import CODE
+
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=CODE, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+@pytest.mark.slow
+def test_importing_the_widgets_loads_neither_plotly_nor_ipywidgets():
+    """A notebook's first cell imports teaching.widgets: the heavy imports wait for a picture."""
+    loaded = run_python(
+        "import sys, teaching.widgets\n"
+        "print([m for m in ('plotly', 'ipywidgets') if m in sys.modules])"
+    )
+    assert loaded == "[]"
+
+
+@pytest.mark.slow
+def test_a_notebook_kernel_builds_no_iri_grammar_for_its_first_figure():
+    """show_stubs_as_messages() in a kernel: the first FigureWidget compiles no Lark grammar."""
+    compiled = run_python(
+        "import sys\n"
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        "InteractiveShell.instance()\n"
+        "from teaching.notebook import show_stubs_as_messages\n"
+        "assert show_stubs_as_messages()\n"
+        "import plotly.graph_objects as go\n"
+        "from teaching.widgets import DecayCurveExplorer\n"
+        "DecayCurveExplorer()\n"
+        "print('lark' in sys.modules)"
+    )
+    assert compiled == "False"

@@ -12,6 +12,7 @@ import sys
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import NamedTuple
 
 import nbformat
 import pytest
@@ -51,61 +52,86 @@ def test_notebook_is_valid_nbformat(path):
 
 
 RUNNER = """
-import sys, nbformat
+import sys
+sys.modules.setdefault("rfc3987_syntax", None)  # no IRI grammar to build: teaching/notebook.py
+import nbformat
 from nbclient import NotebookClient
+from traitlets.config import Config
 source, target, guard = sys.argv[1:4]
 nb = nbformat.read(source, as_version=4)
-nb.cells.insert(0, nbformat.v4.new_code_cell(open(guard).read()))
-NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
+with open(guard) as file:
+    nb.cells.insert(0, nbformat.v4.new_code_cell(file.read()))
+# Encrypted like JupyterLab's kernels (tools/jupyter-settings): no "TCP without encryption".
+config = Config({"KernelManager": {"transport_encryption": "auto"}})
+NotebookClient(nb, config=config, timeout=300, kernel_name="python3", allow_errors=True,
                resources={"metadata": {"path": sys.argv[4]}}).execute()
 del nb.cells[0]
 nbformat.write(nb, target)
 """
 
 
-def execute(path: Path, workdir: Path) -> nbformat.NotebookNode:
+class Run(NamedTuple):
+    notebook: nbformat.NotebookNode
+    stderr: str  # what the runner and the kernel process logged, outside the notebook
+
+
+def execute(path: Path, workdir: Path) -> Run:
     """Run the notebook in its own folder, as a learner's 'Run All' would; return the result.
 
-    Each notebook runs in its own Python process, so several can run at once.
+    Each notebook runs in its own Python process, so several can run at once. The kernel
+    inherits this environment: no MEMORY_LAB_* setting or .env file of the machine, and
+    every warning shown (so that the test sees it on stderr).
     """
     guard, target = workdir / f"{path.stem}.guard.py", workdir / path.name
     guard.write_text(NETWORK_GUARD)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_LAB_")}
+    env.update(PYTHONWARNINGS="default", MEMORY_LAB_ENV_FILE="", MEMORY_LAB_DB=":memory:")
     done = subprocess.run(
         [sys.executable, "-c", RUNNER, str(path), str(target), str(guard), str(path.parent)],
         capture_output=True,
         text=True,
         timeout=600,
+        env=env,
     )
     if done.returncode != 0:
         raise RuntimeError(f"{path.name} could not be executed:\n{done.stderr[-3000:]}")
-    return nbformat.read(target, as_version=4)
+    return Run(nbformat.read(target, as_version=4), done.stderr)
+
+
+class OnDemand(dict):
+    """Notebook -> its run, executed the first time a test asks for it."""
+
+    def __init__(self, workdir: Path) -> None:
+        super().__init__()
+        self.workdir = workdir
+
+    def __missing__(self, path: Path):
+        self[path] = execute(path, self.workdir)
+        return self[path]
 
 
 @pytest.fixture(scope="session")
 def executed(request, tmp_path_factory) -> dict:
-    """Every selected notebook, executed; several kernels at once to keep the run short.
+    """Every selected notebook, executed.
 
-    The kernels inherit this environment: no MEMORY_LAB_* setting or .env file of the
-    machine, and every warning shown (so that the test sees it on stderr).
+    Under pytest-xdist (the default, `-n logical` in pyproject.toml) each worker runs the
+    notebooks of its own tests when they come, beside the other tests. Without it (`-n 0`,
+    or `-o addopts=`), several kernels run at once here to keep the run short.
     """
+    workdir = tmp_path_factory.mktemp("executed")
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return OnDemand(workdir)
     wanted = [
         item.callspec.params["path"]
         for item in request.session.items
-        if getattr(item, "originalname", "")
-        == "test_notebook_runs_top_to_bottom_without_errors_or_stderr"
+        if getattr(item, "originalname", "") == RUNS_TEST
     ]
-    saved = dict(os.environ)
-    for name in [n for n in os.environ if n.startswith("MEMORY_LAB_")]:
-        del os.environ[name]
-    os.environ.update(PYTHONWARNINGS="default", MEMORY_LAB_ENV_FILE="", MEMORY_LAB_DB=":memory:")
-    try:
-        with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
-            workdir = tmp_path_factory.mktemp("executed")
-            futures = {path: pool.submit(execute, path, workdir) for path in wanted}
-            return {path: future.exception() or future.result() for path, future in futures.items()}
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
+        futures = {path: pool.submit(execute, path, workdir) for path in wanted}
+        return {path: future.exception() or future.result() for path, future in futures.items()}
+
+
+RUNS_TEST = "test_notebook_runs_top_to_bottom_without_errors_or_stderr"
 
 
 def first_error_is_a_stub(nb) -> str | None:
@@ -124,9 +150,10 @@ def first_error_is_a_stub(nb) -> str | None:
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
 def test_notebook_runs_top_to_bottom_without_errors_or_stderr(path, executed):
-    nb = executed[path]
-    if isinstance(nb, BaseException):
-        raise nb
+    run = executed[path]
+    if isinstance(run, BaseException):
+        raise run
+    nb = run.notebook
     stub = first_error_is_a_stub(nb)
     if stub:  # the student edition: the notebook runs up to the learner's first stub
         pytest.skip(f"{path.name} stops where your code is needed: {stub}")
@@ -142,4 +169,6 @@ def test_notebook_runs_top_to_bottom_without_errors_or_stderr(path, executed):
                 continue
             code = textwrap.indent(cell.source[:400], "    | ")
             problems.append(f"cell {index} {problem}\n{code}")
+    if "without encryption" in run.stderr:  # the kernel's log, in JupyterLab's terminal too
+        problems.append(f"the kernel warned about its connection:\n{run.stderr[-2000:]}")
     assert not problems, f"{path.name}:\n" + "\n\n".join(problems)

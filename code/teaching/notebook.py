@@ -9,6 +9,8 @@ and from then on a stub's `raise NotImplementedError()` is shown as "recency_sco
 implemented yet: open code/scoring.py, Milestone 1 ..." instead of a stack of frames.
 (A failed check needs nothing: CheckFailed already tells IPython how to show itself.)
 
+The same call keeps the first picture quick: see `skip_iri_grammar`.
+
 Installed by that explicit call, never as a side effect of importing something.
 Deliberately left out: anything outside IPython; there the call does nothing.
 """
@@ -37,6 +39,23 @@ def _show_stub(shell, etype, value, tb, tb_offset=None):
     shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
 
 
+def skip_iri_grammar() -> bool:
+    """Leave out jsonschema's IRI format check, which compiles a grammar when imported.
+
+    subtle: a plotly FigureWidget imports nbformat, nbformat imports jsonschema, and
+    jsonschema, finding rfc3987_syntax installed (Jupyter's server needs it), builds three
+    Earley parsers for IRIs at import: 1.5 s on an idle core, several on a busy one,
+    paid by the first picture of every notebook. Nothing in a notebook validates an
+    IRI; without the package jsonschema leaves the "iri" format unchecked, as it does
+    wherever the package is not installed. True if it was left out (jsonschema was
+    not imported yet).
+    """
+    if "jsonschema" in sys.modules:
+        return False
+    sys.modules.setdefault("rfc3987_syntax", None)  # None: `import` raises ImportError
+    return sys.modules["rfc3987_syntax"] is None
+
+
 def show_stubs_as_messages() -> bool:
     """Inside IPython, make a learner stub show a short message. True if installed."""
     ipython = sys.modules.get("IPython")
@@ -44,4 +63,5 @@ def show_stubs_as_messages() -> bool:
     if shell is None or not hasattr(shell, "set_custom_exc"):
         return False
     shell.set_custom_exc((NotImplementedError,), _show_stub)
+    skip_iri_grammar()  # a notebook kernel: the first picture without a grammar to build
     return True

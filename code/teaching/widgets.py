@@ -22,15 +22,18 @@ import importlib
 import math
 import sys
 from pathlib import Path
-
-import ipywidgets as widgets
-import plotly.graph_objects as go
+from typing import TYPE_CHECKING
 
 from lab.defaults import COURSE_NOW, DECAY_RATE
 from lab.signals import half_life_hours, min_max
 from lab.units import SECONDS_PER_HOUR
 from teaching.milestones import MILESTONES
 from teaching.svg_chart import figure_svg
+
+if TYPE_CHECKING:  # imported where a picture is built: importing this module stays instant
+    import ipywidgets as widgets
+    import plotly.graph_objects as go
+
 
 NOW = COURSE_NOW  # a fixed "now", epoch seconds
 HOUR = SECONDS_PER_HOUR
@@ -97,6 +100,8 @@ class Figure(Explorer):
     """
 
     def __init__(self, figure) -> None:
+        import plotly.graph_objects as go
+
         is_widget = isinstance(figure, go.FigureWidget)
         self.figure = figure if is_widget else go.FigureWidget(figure)
         self.box = self.figure
@@ -113,6 +118,9 @@ class DecayCurveExplorer(Explorer):
     """recency_score over the last hours, with sliders for the decay rate and the span."""
 
     def __init__(self, decay_rate: float = DECAY_RATE, hours: int = 168) -> None:
+        import ipywidgets as widgets
+        import plotly.graph_objects as go
+
         self.recency = LiveFunction("recency_score")
         self.rate = widgets.FloatSlider(
             value=decay_rate,
@@ -187,6 +195,9 @@ class WeightsExplorer(Explorer):
     SIGNALS = ("relevance", "recency", "importance")
 
     def __init__(self, store, query_embedding, now, decay_rate: float = DECAY_RATE) -> None:
+        import ipywidgets as widgets
+        import plotly.graph_objects as go
+
         self.store, self.query, self.now, self.decay_rate = store, query_embedding, now, decay_rate
         self.functions = {
             name: LiveFunction(name)

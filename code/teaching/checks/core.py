@@ -24,13 +24,14 @@ from __future__ import annotations
 import importlib
 import math
 import numbers
+import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from lab.defaults import COURSE_NOW
 from lab.units import SECONDS_PER_HOUR
-from teaching.milestones import MILESTONES, where
+from teaching.milestones import LEARNER_FILES, MILESTONES, where
 
 HOUR = SECONDS_PER_HOUR
 NOW = COURSE_NOW  # the course examples' fixed "now", epoch seconds
@@ -95,16 +96,40 @@ def report(call: str, expected: Any, got: Any, mistake: str, name: str) -> Check
 
 
 class Crash(NamedTuple):
-    """The learner's function raised instead of returning."""
+    """The learner's function raised instead of returning.
+
+    Shown as the exception, then the line of the learner's own file that raised it:
+
+        ZeroDivisionError: float division by zero
+                    at code/scoring.py, line 57: `return dot / (norm_q * norm_m)`
+    """
 
     error: Exception
 
     def __str__(self) -> str:
-        return f"{type(self.error).__name__}: {self.error}"
+        shown = f"{type(self.error).__name__}: {self.error}"
+        frame = self.learner_frame
+        if frame is not None:
+            file, source = self.learner_file(frame.filename), (frame.line or "").strip()
+            shown += f"\n            at {file}, line {frame.lineno}: `{source}`"
+        return shown
+
+    @property
+    def learner_frame(self) -> traceback.FrameSummary | None:
+        """The innermost frame of the traceback in a learner file (code/scoring.py, ...)."""
+        frames = traceback.extract_tb(self.error.__traceback__)
+        mine = [frame for frame in frames if self.learner_file(frame.filename)]
+        return mine[-1] if mine else None
+
+    @staticmethod
+    def learner_file(filename: str) -> str | None:
+        """'code/scoring.py' if `filename` (a frame's absolute path) is that learner file."""
+        posix = filename.replace("\\", "/")
+        return next((name for name in LEARNER_FILES if posix.endswith("/" + name)), None)
 
     @property
     def hint(self) -> str:
-        default = "read the error message, then compare your code with the docstring"
+        default = "read the error and the line above, then compare your code with the docstring"
         return CRASH_HINTS.get(type(self.error).__name__, default)
 
 

@@ -1,0 +1,62 @@
+"""For nbval only: `pytest --nbval-lax notebooks/` runs the workbook cell by cell.
+
+The tests (`python -m pytest`) already run every notebook, more strictly (nothing on
+stderr, no network; tests/test_notebooks.py). This file makes the nbval entry behave like
+them in two ways:
+
+- it runs in one process: the cells of a notebook run in order in one kernel, so they
+  are not spread over pytest-xdist's workers (pyproject.toml asks for them);
+- in the student edition, a notebook stops cleanly at the learner's first stub: that
+  cell and the rest of its notebook are reported as skipped, "waits for you", instead of
+  failing one after another.
+
+Deliberately left out: comparing outputs (`--nbval-lax` checks that cells run).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from teaching.milestones import LEARNER_FILES
+
+ROOT = Path(__file__).resolve().parent.parent
+STUDENT_EDITION = any(
+    "# YOUR CODE HERE" in (ROOT / name).read_text()
+    for name in LEARNER_FILES
+    if (ROOT / name).exists()
+)
+STUBS = ("NotImplementedYet", "NotImplementedError")
+STOPPED: dict[str, str] = {}  # notebook -> the stub message it stopped at
+
+
+def is_cell(item) -> bool:
+    return type(item).__name__ == "IPyNbCell"
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist decides to start its workers
+def pytest_configure(config):
+    """One process: nbval runs a notebook's cells in order in one kernel, so its cells
+    cannot be spread over pytest-xdist's workers (pyproject.toml asks for them)."""
+    if config.getoption("nbval", False) or config.getoption("nbval_lax", False):
+        config.option.dist, config.option.numprocesses = "no", 0
+
+
+def pytest_runtest_setup(item):
+    if is_cell(item) and item.parent.path.name in STOPPED:
+        pytest.skip(f"waits for you: {STOPPED[item.parent.path.name]}")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if not (STUDENT_EDITION and is_cell(item) and report.failed and call.when == "call"):
+        return
+    text = str(report.longrepr)
+    if any(stub in text for stub in STUBS):
+        line = next((s for s in text.splitlines() if "not implemented yet" in s), STUBS[0])
+        STOPPED[item.parent.path.name] = line.strip()
+        report.outcome = "skipped"
+        report.longrepr = (str(item.path), 0, f"waits for you: {line.strip()}")
