@@ -241,7 +241,9 @@ def student_tests() -> list[str]:
         if not any(name.startswith(f"tests.{m.removesuffix('.py')}") for name in failed):
             problems.append(f"student edition: no test of {m} fails on the stubs")
     notebooks = {
-        c.get("name", ""): c for c in cases if c.get("classname") == "tests.test_notebooks"
+        c.get("name", ""): c
+        for c in cases
+        if c.get("classname") == "tests.notebooks.test_notebooks"
     }
     for name, case in notebooks.items():
         if "runs_top_to_bottom" not in name:

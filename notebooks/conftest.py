@@ -1,7 +1,7 @@
 """For nbval only: `pytest --nbval-lax notebooks/` runs the workbook cell by cell.
 
 The tests (`python -m pytest`) already run every notebook, more strictly (nothing on
-stderr, no network; tests/test_notebooks.py). This file makes the nbval entry behave like
+stderr, no network; tests/notebooks/test_notebooks.py). This file makes the nbval entry behave like
 them in two ways:
 
 - it runs in one process: the cells of a notebook run in order in one kernel, so they

@@ -1,7 +1,7 @@
 """The one network guard of the tests: any connection or lookup beyond this machine fails.
 
 Three places use it, each the same way: the tests' own process (conftest.py, undone
-after each test), every notebook kernel the notebook tests start (tests/test_notebooks.py)
+after each test), every notebook kernel the notebook tests start (tests/notebooks/test_notebooks.py)
 and the subprocesses of tests/test_offline_and_imports.py. Those two run it with
 
     __import__("runpy").run_path(GUARD)["install"]("exit")

@@ -167,6 +167,7 @@ def test_an_empty_memory_block_is_valid_json():
     assert parse_memory_block("no block here") == []
 
 
+@pytest.mark.slow
 def test_a_real_model_is_called_through_litellm_with_its_mock_response(store):
     settings = replace(Settings(), chat_model="openai/gpt-4o-mini")
     result = chat_with_memory(
@@ -177,6 +178,7 @@ def test_a_real_model_is_called_through_litellm_with_its_mock_response(store):
     assert result.written == [] and result.skipped == "question"
 
 
+@pytest.mark.slow
 def test_a_failing_model_raises_a_clear_error_and_writes_nothing(store, monkeypatch):
     litellm = models.load_litellm()
 

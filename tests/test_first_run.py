@@ -114,6 +114,7 @@ def test_the_pyproject_learners_receive_names_no_instructor_tool():
     assert not re.search(r"grading|instructor", text, re.I), "pyproject.toml names grading"
 
 
+@pytest.mark.slow
 def test_collected_submissions_are_never_committed():
     import shutil
     import subprocess

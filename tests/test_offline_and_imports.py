@@ -38,6 +38,7 @@ def run_python(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
 GUARD = network_guard.first_line("exit")  # a subprocess that reaches out exits with 99
 
 
+@pytest.mark.slow
 def test_importing_the_lab_prints_nothing_and_loads_no_heavy_library():
     result = run_python(
         "-c",
@@ -57,6 +58,7 @@ LAB_MODULES = sorted(
 )
 
 
+@pytest.mark.slow
 def test_importing_every_module_of_lab_is_silent_and_light():
     # lab/ is what everything stands on: no numpy, no litellm (models.py imports it late)
     assert "lab.models" in LAB_MODULES and len(LAB_MODULES) >= 10
@@ -83,12 +85,14 @@ def test_importing_every_module_of_lab_is_silent_and_light():
         (["chat", "--help"], 0, "usage: python code/chat_with_memory.py"),
     ],
 )
+@pytest.mark.slow
 def test_the_launcher_runs_each_command_in_one_short_line(argv, status, shown):
     result = run_python("code/run.py", *argv)
     assert result.returncode == status, result.stderr
     assert shown in result.stdout + result.stderr
 
 
+@pytest.mark.slow
 def test_importing_the_learner_core_raises_no_warning():
     result = run_python("-W", "error", "-c", "import scoring, retriever, memory_store")
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
@@ -133,6 +137,7 @@ def test_the_terminal_chat_runs_as_a_script():
     assert result.stderr == ""
 
 
+@pytest.mark.slow
 def test_litellm_is_registered_once_with_the_memorylab_provider():
     from lab import models
 
@@ -217,6 +222,7 @@ def test_the_offline_model_without_a_memory_block_is_stateless():
     assert reply.startswith("I don't remember")
 
 
+@pytest.mark.slow
 def test_the_network_guard_itself_catches_a_connection():
     # Without this, the offline test above could pass because the guard never fires.
     result = run_python(

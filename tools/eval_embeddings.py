@@ -5,7 +5,7 @@ evaluation command and the tests load the same texts again and again. So their v
 ship beside each dataset: each turn's and question's sha256 and its 384 float32 values, written by
 this script with the lab's own model (lab/minilm.py). evaluation/dataset.py loads the
 file beside a dataset into the model's cache, where a text is found by its hash; a text
-that changed since is simply computed. tests/test_eval_embeddings.py recomputes a sample
+that changed since is simply computed. tests/evaluation/test_eval_embeddings.py recomputes a sample
 and checks the file is current.
 
     python tools/eval_embeddings.py          # rewrite both files

@@ -20,8 +20,8 @@ so its weights ship in the repository, compact. This script rebuilds them:
     python tools/minilm_weights.py                      # download, check, write
     python tools/minilm_weights.py --source FOLDER      # a model folder you already have
 
-tests/test_minilm.py checks that the file this writes still gives vectors within cosine
-0.999 of the reference model's (tests/minilm_reference.json, made by
+tests/lab/test_minilm.py checks that the file this writes still gives vectors within cosine
+0.999 of the reference model's (tests/lab/minilm_reference.json, made by
 tools/minilm_reference.py).
 
 Why this mix: measured on the reference sentences, int8 rows everywhere (23 MB) reach

@@ -12,7 +12,7 @@ from safetensors.numpy import load_file
 
 from lab import minilm
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
 
 import eval_embeddings
 

@@ -295,6 +295,7 @@ def test_ablation_table_is_the_same_run_to_run(year):
 
 
 @pytest.mark.needs_milestones(4)
+@pytest.mark.slow
 def test_the_command_prints_the_same_table_under_any_hash_seed():
     # Python salts hash() per process: nothing in the data, the embedding or the ranking
     # may depend on it (set order, hash()), or two machines would print different tables.

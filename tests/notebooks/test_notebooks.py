@@ -20,7 +20,7 @@ import pytest
 import network_guard
 from conftest import STUDENT_EDITION
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 # Run first, invisibly, in every executed notebook: any non-local connection fails the cell.

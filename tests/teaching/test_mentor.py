@@ -22,7 +22,7 @@ from teaching.mentor import (
     run,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = (ROOT / "UNDERSTANDING.md").read_text(encoding="utf-8")
 WHEN = datetime(2026, 1, 2, 3, 4, tzinfo=UTC)
 PLACEHOLDER = "<!-- Write your answer below this line. -->"

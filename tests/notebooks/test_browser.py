@@ -1,6 +1,6 @@
 """The workbook as a learner uses it: JupyterLab in a real, headless browser.
 
-Each test opens a notebook (01, 03, 08) of a private JupyterLab (tests/jupyter_lab_server.py,
+Each test opens a notebook (01, 03, 08) of a private JupyterLab (jupyter_lab_server.py,
 serving a copy of the workbook) in headless Chromium, runs every cell from the Run menu,
 checks that no cell failed and that the live figure drew, then moves a slider with the
 keyboard as a person would and checks that the figure and its readout follow.
@@ -12,7 +12,7 @@ otherwise, so a plain `pytest` stays fast without them. With MEMORY_LAB_REQUIRE_
 (printed on failure); with MEMORY_LAB_UPDATE_SCREENSHOTS=1 they also replace the pictures
 in docs/images/.
 
-Deliberately left out: the sliders of notebooks 06, 07 and 09 (tests/test_notebooks.py
+Deliberately left out: the sliders of notebooks 06, 07 and 09 (tests/notebooks/test_notebooks.py
 runs every notebook top to bottom), mouse drags (arrow keys move the same handle) and the
 numbers themselves (the learner-core tests check those).
 """

@@ -263,6 +263,7 @@ def test_a_ranking_that_refreshes_memories_fails():
         checks.check_rank_memories(touching)
 
 
+@pytest.mark.slow
 def test_in_a_notebook_a_stub_and_a_failed_check_show_a_short_message_not_a_traceback(tmp_path):
     import nbformat
     from nbclient import NotebookClient

@@ -1,4 +1,4 @@
-"""The instructor's grading tools: markers, leak detection, preprocessors, tables, progress.
+"""The instructor's grading tools: markers, leak detection, preprocessors, tables.
 
 The whole pipeline (release, nbgrader autograding of 21 known submissions, the student
 edition's own tests) runs in `python -m grading selfcheck`; these are its parts, fast.
@@ -7,8 +7,6 @@ edition's own tests) runs in `python -m grading selfcheck`; these are its parts,
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -99,7 +97,7 @@ def test_answers_are_refused_outside_the_learner_core_and_graded_notebooks(tmp_p
     ("name", "listed"),
     [
         ("grading/autograde.py", True),
-        ("tests/test_checks.py", True),
+        ("tests/teaching/test_checks.py", True),
         ("code/__pycache__/scoring.cpython-311.pyc", True),
         ("memory_lab.sqlite3-wal", True),
         ("code/scoring.py", False),
@@ -186,67 +184,6 @@ def test_the_table_gives_points_per_milestone_and_the_total():
 def test_every_self_check_edit_applies_to_the_reference_exactly_once(submission):
     for name, old, _ in submission.edits:
         assert (ROOT / name).read_text().count(old) == 1, f"{submission.name}: {old!r}"
-
-
-def run_progress(code: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, str(code / "run.py"), "progress", *args], capture_output=True, text=True
-    )
-
-
-@pytest.mark.slow
-def test_progress_shows_each_milestone_and_what_to_do_next(tmp_path):
-    code = tmp_path / "code"
-    shutil.copytree(ROOT / "code", code, ignore=shutil.ignore_patterns("__pycache__"))
-    done = run_progress(code)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "6 of 6 functions pass their checks." in done.stdout
-    scoring = (code / "scoring.py").read_text()
-    (code / "scoring.py").write_text(
-        scoring.replace("return importance / 10.0", "return importance")
-    )
-    done = run_progress(code)
-    assert done.returncode == 1
-    assert "importance_score  FAIL  importance_score(" in done.stdout
-    assert "Next: fix importance_score in code/scoring.py, Milestone 2" in done.stdout
-    assert "likely mistake: the rating was returned as is; divide by 10" in done.stdout
-
-
-def test_progress_reports_todo_fail_and_pass_and_names_the_next_step():
-    from teaching.progress import Outcome, report
-
-    outcomes = [
-        Outcome("recency_score", "pass", "7 checks passed"),
-        Outcome("importance_score", "FAIL", "importance_score(7)\n  likely mistake: divide by 10"),
-        Outcome("relevance_score", "todo", "relevance_score is not implemented yet: open ..."),
-    ]
-    lines = report(outcomes).splitlines()
-    assert lines[0].split() == ["Milestone", "1", "recency_score", "pass", "7", "checks", "passed"]
-    assert lines[1].split()[:4] == ["Milestone", "2", "importance_score", "FAIL"]
-    assert lines[2].split()[:3] == ["relevance_score", "todo", "not"]
-    assert "1 of 3 functions pass their checks." in lines
-    assert any(line.startswith("Next: fix importance_score in code/scoring.py") for line in lines)
-    assert lines[-1] == "  likely mistake: divide by 10"
-
-
-def test_progress_runs_a_check_in_process_and_sorts_its_outcome(monkeypatch):
-    from teaching import checks
-    from teaching.progress import run_one
-
-    assert run_one("importance_score") == ("pass", "4 checks passed")
-
-    def wrong():
-        raise checks.CheckFailed("importance_score(7)\n  likely mistake: divide by 10")
-
-    def stub():
-        raise checks.NotImplementedYet("importance_score is not implemented yet")
-
-    def broken():
-        raise KeyError("x")
-
-    for replacement, status in ((wrong, "FAIL"), (stub, "todo"), (broken, "FAIL")):
-        monkeypatch.setitem(checks.CHECKS, "importance_score", replacement)
-        assert run_one("importance_score")[0] == status
 
 
 def test_instructor_parts_of_markdown_are_left_out_of_the_student_edition():

@@ -32,7 +32,7 @@ from lab.store_file import SCHEMA_VERSION
 from memory_store import EmbeddingModelMismatch, Memory, MemoryStore
 from retriever import retrieve
 
-CODE = Path(__file__).resolve().parent.parent / "code"
+CODE = Path(__file__).resolve().parents[2] / "code"
 EMBEDDER = Embedder("memorylab/hashed-bow-384")
 
 
@@ -436,6 +436,7 @@ KILLED_WRITER = """
 
 
 @pytest.mark.parametrize("kill_after", [31, 45, 60])  # the add after which to kill it
+@pytest.mark.slow
 def test_a_writer_killed_mid_write_loses_no_committed_memory_and_no_half_save(path, kill_after):
     writer = python(KILLED_WRITER, str(path))
     added = saved = 0

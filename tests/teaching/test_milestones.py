@@ -11,7 +11,7 @@ import pytest
 from teaching import checks
 from teaching.milestones import GRADE_CELLS, LEARNER_FILES, MILESTONES, NOTEBOOKS, TOTAL_POINTS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def notebook_grade_cells(notebook: str) -> dict[str, int]:

@@ -19,7 +19,7 @@ from nbgrader.preprocessors import ClearSolutions
 
 from teaching.milestones import MILESTONES
 
-CODE = Path(__file__).resolve().parent.parent / "code"
+CODE = Path(__file__).resolve().parents[2] / "code"
 LEARNER_CORE: dict[str, list[str]] = {}  # "scoring.py" -> its learner functions, in order
 for _row in MILESTONES.values():
     LEARNER_CORE.setdefault(f"{_row.module}.py", []).append(_row.name)

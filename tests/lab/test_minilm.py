@@ -1,6 +1,6 @@
 """The numpy MiniLM (code/lab/minilm.py) against the original model, and its weight files.
 
-The reference vectors (tests/minilm_reference.json) were computed by sentence-transformers
+The reference vectors (tests/lab/minilm_reference.json) were computed by sentence-transformers
 with PyTorch from the official weights (tools/minilm_reference.py), so these tests compare
 the lab's forward pass and its compact weights with an independent implementation.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 
 from lab import minilm  # noqa: E402
@@ -143,6 +143,7 @@ def test_a_missing_weights_file_is_a_clear_error(tmp_path):
         minilm.load_model(tmp_path / "model.safetensors", minilm.TOKENIZER_FILE)
 
 
+@pytest.mark.slow
 def test_importing_the_module_loads_neither_numpy_nor_the_weights():
     import subprocess
 

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import psutil
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 KILL = getattr(signal, "SIGKILL", signal.SIGTERM)  # Windows has no SIGKILL
 COPIED = ("notebooks", "code", "data")  # what a learner's Run All needs
 

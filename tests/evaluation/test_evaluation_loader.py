@@ -12,7 +12,7 @@ import pytest
 from embedding_helpers import Embedder
 from evaluation.dataset import DatasetError, load_dataset
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "data" / "eval" / "example_conversations.json"
 OFFLINE = Embedder("memorylab/hashed-bow-384")
 
