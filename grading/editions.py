@@ -208,6 +208,7 @@ def build_course(files: list[str], cell_timeout: int, log: Callable[[str], None]
     for nb in GRADED:
         _copy(ROOT / "notebooks" / f"{nb.name}.ipynb", source / f"{nb.name}.ipynb")
         _clear_notebook(source / f"{nb.name}.ipynb")
+    _copy(ROOT / "notebooks" / "workbook.py", source / "workbook.py")  # their first cell runs it
     for name in files:
         if name.startswith("code/") and name.endswith(".py"):
             _copy(ROOT / name, source / name)  # the lab's packages too: the checks live there

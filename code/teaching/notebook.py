@@ -1,12 +1,10 @@
-"""Notebook set-up: a learner's unfinished function shows as a message, not a traceback.
+"""Notebook set-up: autoreload on, and an unfinished function shows as a message.
 
-The first cell of every notebook calls
-
-    from teaching.notebook import show_stubs_as_messages
-    show_stubs_as_messages()
-
-and from then on a stub's `raise NotImplementedError()` is shown as "recency_score is not
-implemented yet: open code/scoring.py, Milestone 1 ..." instead of a stack of frames.
+The first cell of every notebook is `%run -i workbook.py` (notebooks/workbook.py), which
+puts code/ on sys.path and calls setup() below. From then on a saved change to a file of
+code/ is picked up when a cell runs again, and a stub's `raise NotImplementedError()` is
+shown as "recency_score is not implemented yet: open code/scoring.py, Milestone 1 ..."
+instead of a stack of frames.
 (A failed check needs nothing: CheckFailed already tells IPython how to show itself.)
 
 The same call keeps the first picture quick: see `skip_iri_grammar`.
@@ -65,3 +63,18 @@ def show_stubs_as_messages() -> bool:
     shell.set_custom_exc((NotImplementedError,), _show_stub)
     skip_iri_grammar()  # a notebook kernel: the first picture without a grammar to build
     return True
+
+
+def setup() -> bool:
+    """Inside IPython: autoreload every module before each cell, and show stubs as messages.
+
+    Returns False (and does nothing) outside IPython.
+    """
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython else None
+    if shell is None:
+        return False
+    if "autoreload" not in shell.magics_manager.magics["line"]:  # a rerun: loaded already
+        shell.run_line_magic("load_ext", "autoreload")
+    shell.run_line_magic("autoreload", "2")
+    return show_stubs_as_messages()
