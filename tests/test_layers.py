@@ -194,3 +194,16 @@ def test_a_planted_cycle_is_caught(code_copy):
 def test_a_planted_grading_import_is_caught(code_copy):
     plant(code_copy / "config.py", "import grading.layout\n")
     assert imports_grading(code_copy) == ["config"]
+
+
+@pytest.mark.parametrize(
+    "package", sorted(p.name for p in CODE.iterdir() if (p / "__init__.py").is_file())
+)
+def test_every_module_of_a_package_is_named_in_its_map(package):
+    """Each package's docstring lists its modules, so the map never leaves one out."""
+    folder = CODE / package
+    doc = ast.get_docstring(ast.parse((folder / "__init__.py").read_text(encoding="utf-8")))
+    modules = [p.name for p in folder.glob("*.py") if p.name != "__init__.py"]
+    modules += [f"{p.name}/" for p in folder.iterdir() if (p / "__init__.py").is_file()]
+    missing = [name for name in sorted(modules) if name not in (doc or "")]
+    assert not missing, f"code/{package}/__init__.py does not name {missing}"

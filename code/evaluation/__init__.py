@@ -2,6 +2,7 @@
 
     dataset.py     the dataset format and its loader (a year of one person's memories)
     strategies.py  ways to rank: the learner's scoring with different settings
+    bm25.py        the classic word-matching ranker, as one more strategy
     metrics.py     recall@k and reciprocal rank, averaged; the ablation table
     cli.py         python code/run.py evaluate
 

@@ -2,6 +2,8 @@
 
     validation.py        every value checked where it enters (times, vectors, weights, ...)
     units.py             seconds, hours, days
+    defaults.py          the course's decay rate, weights, k and fixed clock, written once
+    signals.py           half-lives and decay rates, min-max rescaling
     text.py              the word splitter (tokenize) and the stop words
     memory_block.py      recalled memories as a block of JSON lines in a prompt; dates, ages
     models.py            the litellm gateway: chat and embedding calls, offline or real
