@@ -49,11 +49,13 @@ from lab.store_file import (
     FIELDS,
     NewerSchemaError,
     StoreFileError,
+    check_copy_target,
     memory_from_row,
     open_for_writing,
     open_read_only,
     snapshot,
     to_columns,
+    written_atomically,
 )
 from lab.validation import check_text
 from memory_store import EmbeddingModelMismatch, Memory, MemoryStore, check_store
@@ -401,10 +403,18 @@ def export_jsonl(store: MemoryStore, target) -> int:
     Give it a one-user store (PersistentMemoryStore(path, user_id)) to export one user.
     The embedding is included, so Memory.from_dict(json.loads(line)) restores a memory.
     A store holding several users' memories is refused before any file is opened.
+    A file path is written to a temporary file beside it, then renamed into place; a
+    path that is a store, its -wal/-shm, a link to one or any SQLite file is refused
+    with ValueError.
     """
     check_store(store).check_one_user("export")
     if isinstance(target, (str, Path)):
-        with open(target, "w", encoding="utf-8") as file:
+        target = Path(target)
+        check_copy_target(target, getattr(store, "path", None))  # never over a store
+        with (
+            written_atomically(target) as temporary,
+            open(temporary, "w", encoding="utf-8") as file,  # closed before the rename
+        ):
             return export_jsonl(store, file)
     out: IO[str] = target
     count = 0
