@@ -49,6 +49,7 @@ from lab.store_file import (
     FIELDS,
     NewerSchemaError,
     StoreFileError,
+    backup_to,
     check_copy_target,
     memory_from_row,
     open_for_writing,
@@ -300,6 +301,19 @@ class PersistentMemoryStore(MemoryStore):
     def export_jsonl(self, target) -> int:
         """Write this user's memories to `target` (a path or text file), one JSON per line."""
         return export_jsonl(self, target)
+
+    def backup(self, target) -> Path:
+        """Save, then copy the whole store file (every user) to `target` consistently.
+
+        Uses SQLite's backup API, so the copy is one snapshot even while other processes
+        write, and is a single self-contained file; a plain copy of the .sqlite3 alone
+        may miss memories still in its -wal. The same targets as export_jsonl are refused.
+        """
+        self.save()
+        if self._db is None:
+            raise ValueError(f"the store for {self.path} is closed: open it again")
+        backup_to(self._db, Path(target), self.path)
+        return Path(target)
 
     def close(self) -> None:
         """Save what changed in place, then close the file. Safe to call twice."""

@@ -9,11 +9,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import DAY, NOW
+from lab.backup import main as backup_main
 from lab.sqlite_store import PersistentMemoryStore, export_jsonl
 from memory_store import Memory, MemoryStore
 
@@ -92,3 +95,48 @@ def test_a_failed_export_leaves_the_old_file_whole(store, monkeypatch):
         export_jsonl(store, target)
     assert target.read_text() == "an older export\n"
     assert [p.name for p in target.parent.iterdir() if p.name.endswith(".tmp")] == []
+
+
+# --- backups -------------------------------------------------------------------------------
+
+
+def test_a_backup_holds_every_committed_memory_even_those_still_in_the_wal(store, tmp_path):
+    store.add(memory("m2", "Alice's flight is on Friday"))
+    wal = store.path.with_name(store.path.name + "-wal")
+    assert wal.exists()  # the store is open: committed pages may still be in its -wal
+    target = store.backup(tmp_path / "copy.sqlite3")
+    assert not target.with_name(target.name + "-wal").exists()  # one self-contained file
+    with PersistentMemoryStore(target, "alice") as copy:
+        assert [m.text for m in copy] == ["Alice prefers Groq", "Alice's flight is on Friday"]
+
+
+@pytest.mark.parametrize("name", ["store", "-wal", "-shm", "symlink", "hard link", "sqlite"])
+def test_a_backup_refuses_every_target_that_is_a_store(store, name):
+    target = target_of(store, name)
+    before = target.read_bytes() if target.exists() else None
+    with pytest.raises(ValueError, match=rf"refusing to write to {target}"):
+        store.backup(target)
+    assert (target.read_bytes() if target.exists() else None) == before
+
+
+def test_the_backup_command_copies_a_store_file_and_refuses_to_overwrite_one(store, tmp_path):
+    store.add(memory("m2", "Alice's flight is on Friday"))
+    target = tmp_path / "copy.sqlite3"
+    assert backup_main(["--db", str(store.path), str(target)]) == 0
+    with PersistentMemoryStore(target, "alice") as copy:
+        assert len(copy) == 2
+    assert backup_main(["--db", str(target), str(store.path)]) == 1  # never over a store
+    assert [m.id for m in PersistentMemoryStore(store.path, "alice")] == ["m1", "m2"]
+
+
+def test_the_backup_command_is_one_of_the_labs_commands(store, tmp_path):
+    run = Path(__file__).resolve().parents[2] / "code" / "run.py"
+    target = tmp_path / "copy.sqlite3"
+    done = subprocess.run(
+        [sys.executable, str(run), "backup", "--db", str(store.path), str(target)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert f"backed up {store.path} to {target}" in done.stdout
