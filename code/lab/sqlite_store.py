@@ -24,12 +24,14 @@ unassigned user "default" is claimed by the store it is added to; one that names
 user is refused. list_users() tells which users a file holds.
 
 Safety: WAL journal, synchronous=FULL and a busy timeout, so a process killed mid-write
-loses no committed memory, and two processes can write one file (ids come from a counter
-in the file, so they never pick the same one). If the file is deleted or moved while a
-store has it open, the store refuses to write (SQLite would write to the vanished file
-and report success) and still holds its memories for export_jsonl. A file that is not
-SQLite, is damaged, or has a newer schema (PRAGMA user_version) is checked through a
-read-only connection and refused with StoreFileError before anything could write to it.
+loses no committed memory; the WAL is checkpointed after every write transaction, so the
+.sqlite3 alone holds every committed memory; and two processes can write one file (ids
+come from a counter in the file, so they never pick the same one). If the file is deleted
+or moved while a store has it open, the store refuses to write (SQLite would write to the
+vanished file and report success) and still holds its memories for export_jsonl. A file
+that is not SQLite, is damaged (PRAGMA integrity_check), or has a newer schema (PRAGMA
+user_version) is checked through a read-only connection and refused with StoreFileError
+before anything could write to it.
 
 Deliberately left out: a vector index (recall stays the retriever's loop over every
 memory), seeing another process's new memories without reopening, and schema migrations.
@@ -51,6 +53,7 @@ from lab.store_file import (
     StoreFileError,
     backup_to,
     check_copy_target,
+    checkpoint,
     memory_from_row,
     open_for_writing,
     open_read_only,
@@ -377,6 +380,7 @@ class PersistentMemoryStore(MemoryStore):
             if self._db.in_transaction:
                 self._db.execute("ROLLBACK")  # all of it or none of it
             raise
+        checkpoint(self._db)  # the .sqlite3 alone now holds this commit too
 
     @contextmanager
     def _undo_if_failed(self) -> Iterator[None]:

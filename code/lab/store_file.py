@@ -4,9 +4,12 @@ Opening is careful because the file holds memories nobody can re-create:
   - a file that is not SQLite, is damaged, is some other program's database, or has a
     newer schema version (PRAGMA user_version) is checked through a read-only connection
     and refused with StoreFileError; its bytes are never changed;
+  - the check is PRAGMA integrity_check, which also compares every index with its rows
+    (quick_check does not);
   - writing uses the WAL journal with synchronous=FULL, so a transaction is either all on
     disk or not at all, even when the process is killed halfway, and a busy timeout, so two
-    processes take turns instead of failing.
+    processes take turns instead of failing; after each write transaction the WAL is
+    checkpointed into the .sqlite3, so that file alone holds every committed memory.
 
 Rows: a memory's fields are columns of the same name; its embedding is packed as
 little-endian float64s (exact, no rounding) and its metadata is a JSON object.
@@ -129,7 +132,9 @@ def open_read_only(path: Path) -> sqlite3.Connection:
                     f"column(s) {', '.join(sorted(missing))}. It was left untouched: use "
                     "another file."
                 )
-        problem = db.execute("PRAGMA quick_check").fetchone()[0]
+        # subtle: quick_check skips indexes, so a file whose index disagrees with its rows
+        # (e.g. after a stray -wal was merged in) passes it; integrity_check reads them all
+        problem = db.execute("PRAGMA integrity_check(1)").fetchone()[0]
         if problem != "ok":
             raise sqlite3.DatabaseError(problem)
     except sqlite3.DatabaseError as exc:
@@ -161,6 +166,16 @@ def _set_wal(db: sqlite3.Connection) -> None:
             time.sleep(0.02)
 
 
+def checkpoint(db: sqlite3.Connection) -> None:
+    """Copy the committed WAL into the .sqlite3 itself, after every write transaction.
+
+    Then the .sqlite3 alone holds every committed memory: a -wal lost or deleted after a
+    crash, or a plain copy of the file, loses nothing. PASSIVE never waits for readers;
+    pages a reader still needs are copied by the next write's checkpoint.
+    """
+    db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+
+
 def open_for_writing(path: Path) -> sqlite3.Connection:
     """Validate read-only first, then open for writing and create the tables if new."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -178,6 +193,7 @@ def open_for_writing(path: Path) -> sqlite3.Connection:
                 db.execute(statement)
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")  # part of the transaction
         db.execute("COMMIT")
+        checkpoint(db)
     except sqlite3.OperationalError as exc:  # a read-only file or folder, a lock never freed
         if db is not None:
             db.close()  # its open transaction, if any, is rolled back: nothing was written
