@@ -5,11 +5,12 @@
     python code/run.py evaluate     recall@k and MRR of the retrieval strategies
     python code/run.py chat         the terminal chat (same as python code/chat_with_memory.py)
     python code/run.py reembed      re-embed a store file with today's embedding model
+    python code/run.py backup       a consistent copy of a store file
 
 Anything after the command goes to it: `python code/run.py chat --user alice`,
 `python code/run.py mentor --help`. The commands live in their own modules
 (teaching/progress.py, teaching/mentor.py, evaluation/cli.py, lab/terminal_chat.py,
-lab/reembed.py);
+lab/reembed.py, lab/backup.py);
 this file only picks one, so that each stays importable without running anything.
 """
 
@@ -26,6 +27,7 @@ COMMANDS = {  # name -> (module whose main(argv) runs it, what it does)
     "evaluate": ("evaluation.cli", "recall@k and MRR of the retrieval strategies"),
     "chat": ("chat_with_memory", "the terminal chat with a memory-backed assistant"),
     "reembed": ("lab.reembed", "re-embed a store file with today's embedding model"),
+    "backup": ("lab.backup", "a consistent copy of a store file"),
 }
 
 

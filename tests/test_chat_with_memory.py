@@ -337,6 +337,20 @@ def test_the_terminal_chat_exports_the_users_memories(tmp_path):
     assert json.loads(line)["user_id"] == "eric"
 
 
+@pytest.mark.needs_milestones(4)
+def test_the_terminal_chat_refuses_to_export_onto_its_store_and_chats_about_exporting(chat_db):
+    status, out = run_terminal(
+        ["Eric prefers Groq for the default API", f"/export {chat_db}", "/exporting the Q3 plan"],
+        argv=["--user", "eric"],
+    )
+    assert status == 0
+    assert f"error: refusing to write to {chat_db}: it is the memory store" in out
+    assert "usage: /export FILE" not in out  # "/exporting ..." is a message, not the command
+    assert out.count("assistant> ") == 2
+    with PersistentMemoryStore(chat_db, "eric") as eric:
+        assert "Eric prefers Groq for the default API" in [m.text for m in eric]
+
+
 def test_the_terminal_chat_refuses_a_bad_store_file_and_leaves_it_untouched(chat_db):
     chat_db.write_bytes(b"these are my notes, not a database\n" * 100)
     before = hashlib.sha256(chat_db.read_bytes()).hexdigest()

@@ -12,7 +12,16 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from conftest import DAY, HOUR, NOW
-from lab.validation import KINDS, as_number, as_timestamp, as_vector, check_importance, check_k
+from lab.validation import (
+    EPOCH_RANGE,
+    KINDS,
+    as_number,
+    as_timestamp,
+    as_vector,
+    check_importance,
+    check_k,
+    time_problem,
+)
 from memory_store import EmbeddingModelMismatch, Memory, MemoryStore
 
 
@@ -203,17 +212,39 @@ def test_memory_from_dict_rejects_unknown_fields():
 
 
 @given(
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.floats(min_value=0, allow_nan=False, allow_infinity=False),
+    st.floats(min_value=EPOCH_RANGE[0], max_value=EPOCH_RANGE[1]),
+    st.floats(min_value=0, max_value=EPOCH_RANGE[1] - EPOCH_RANGE[0]),
 )
-def test_any_finite_times_in_order_construct_and_round_trip(created_at, gap):
+def test_any_times_in_range_and_in_order_construct_and_round_trip(created_at, gap):
     last_accessed = created_at + gap
-    assume(math.isfinite(last_accessed))  # created_at + gap can overflow to inf
+    assume(last_accessed <= EPOCH_RANGE[1])
     m = make(created_at=created_at, last_accessed=last_accessed)
     again = Memory.from_dict(m.to_dict())
     assert again.created_at == pytest.approx(created_at)
     assert again.last_accessed == pytest.approx(last_accessed)
     assert again.to_dict() == m.to_dict()
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (1.7e12, r"time 1700000000000.0 is after the year 9999.*looks like milliseconds"),
+        (1_700_000_000_000, r"after the year 9999.*looks like milliseconds: divide by 1000"),
+        (1e300, r"time 1e\+300 is after the year 9999: times are epoch seconds in \["),
+        (-1e12, r"time -1000000000000.0 is before the year 1"),
+    ],
+)
+def test_a_time_outside_the_years_1_to_9999_is_refused_naming_milliseconds(value, message):
+    with pytest.raises(ValueError, match=message):
+        as_timestamp(value)
+    with pytest.raises(ValueError, match=message.replace("time", "created_at", 1)):
+        make(created_at=value)
+
+
+def test_the_course_times_and_the_ends_of_the_range_stay_valid():
+    assert as_timestamp(NOW) == 1_000_000.0 and as_timestamp(NOW - 1e6) == 0.0
+    assert as_timestamp(EPOCH_RANGE[1]) == 253_402_300_799.0
+    assert "1e300" not in str(time_problem(1e300)) and "milliseconds:" not in time_problem(1e300)
 
 
 # --- MemoryStore ----------------------------------------------------------------------

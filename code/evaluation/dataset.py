@@ -33,12 +33,11 @@ from pathlib import Path
 from embedding_helpers import Embedder
 from lab import minilm
 from lab.hybrid_embedding import uses_minilm
-from lab.validation import IMPORTANCE_RANGE, KINDS
+from lab.validation import IMPORTANCE_RANGE, KINDS, time_problem
 from memory_store import Memory, MemoryStore
 from scoring import relevance_score
 
 PRECOMPUTED = ".minilm-l6-v2.safetensors"  # beside a dataset: its texts' MiniLM vectors
-EPOCH_RANGE = (-62_135_596_800, 253_402_300_799)  # 0001-01-01 to 9999-12-31, UTC seconds
 
 
 class DatasetError(ValueError):
@@ -303,16 +302,7 @@ def _optional_text(obj: dict, key: str, where: str, default: str | None = None) 
 def _time(value, where: str) -> float:
     """ISO 8601 with a time zone ('2025-03-14T09:30:00Z'), or epoch seconds."""
     if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-        # the seconds of years 1 to 9999, as a datetime can hold them; a millisecond
-        # timestamp (a common slip) lands tens of thousands of years in the future
-        if value < EPOCH_RANGE[0]:
-            raise DatasetError(f"{where} {value!r} is before the year 1: give epoch seconds")
-        if value > EPOCH_RANGE[1]:
-            raise DatasetError(
-                f"{where} {value!r} is after the year 9999: give epoch seconds, not "
-                "milliseconds (divide by 1000)"
-            )
-        return float(value)
+        return _in_range(float(value), value, where)  # the one rule of lab/validation.py
     try:
         moment = datetime.fromisoformat(value)
     except (TypeError, ValueError):
@@ -325,4 +315,11 @@ def _time(value, where: str) -> float:
             f"{where} {value!r} has no time zone; add 'Z' or '+00:00' so it names one "
             "moment on every machine"
         )
-    return moment.timestamp()
+    return _in_range(moment.timestamp(), value, where)
+
+
+def _in_range(seconds: float, value, where: str) -> float:
+    problem = time_problem(seconds)
+    if problem:
+        raise DatasetError(f"{where} {value!r} {problem}")
+    return seconds

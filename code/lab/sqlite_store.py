@@ -24,12 +24,14 @@ unassigned user "default" is claimed by the store it is added to; one that names
 user is refused. list_users() tells which users a file holds.
 
 Safety: WAL journal, synchronous=FULL and a busy timeout, so a process killed mid-write
-loses no committed memory, and two processes can write one file (ids come from a counter
-in the file, so they never pick the same one). If the file is deleted or moved while a
-store has it open, the store refuses to write (SQLite would write to the vanished file
-and report success) and still holds its memories for export_jsonl. A file that is not
-SQLite, is damaged, or has a newer schema (PRAGMA user_version) is checked through a
-read-only connection and refused with StoreFileError before anything could write to it.
+loses no committed memory; the WAL is checkpointed after every write transaction, so the
+.sqlite3 alone holds every committed memory; and two processes can write one file (ids
+come from a counter in the file, so they never pick the same one). If the file is deleted
+or moved while a store has it open, the store refuses to write (SQLite would write to the
+vanished file and report success) and still holds its memories for export_jsonl. A file
+that is not SQLite, is damaged (PRAGMA integrity_check), or has a newer schema (PRAGMA
+user_version) is checked through a read-only connection and refused with StoreFileError
+before anything could write to it.
 
 Deliberately left out: a vector index (recall stays the retriever's loop over every
 memory), seeing another process's new memories without reopening, and schema migrations.
@@ -49,11 +51,15 @@ from lab.store_file import (
     FIELDS,
     NewerSchemaError,
     StoreFileError,
+    backup_to,
+    check_copy_target,
+    checkpoint,
     memory_from_row,
     open_for_writing,
     open_read_only,
     snapshot,
     to_columns,
+    written_atomically,
 )
 from lab.validation import check_text
 from memory_store import EmbeddingModelMismatch, Memory, MemoryStore, check_store
@@ -299,6 +305,19 @@ class PersistentMemoryStore(MemoryStore):
         """Write this user's memories to `target` (a path or text file), one JSON per line."""
         return export_jsonl(self, target)
 
+    def backup(self, target) -> Path:
+        """Save, then copy the whole store file (every user) to `target` consistently.
+
+        Uses SQLite's backup API, so the copy is one snapshot even while other processes
+        write, and is a single self-contained file; a plain copy of the .sqlite3 alone
+        may miss memories still in its -wal. The same targets as export_jsonl are refused.
+        """
+        self.save()
+        if self._db is None:
+            raise ValueError(f"the store for {self.path} is closed: open it again")
+        backup_to(self._db, Path(target), self.path)
+        return Path(target)
+
     def close(self) -> None:
         """Save what changed in place, then close the file. Safe to call twice."""
         if self._db is not None:
@@ -361,6 +380,7 @@ class PersistentMemoryStore(MemoryStore):
             if self._db.in_transaction:
                 self._db.execute("ROLLBACK")  # all of it or none of it
             raise
+        checkpoint(self._db)  # the .sqlite3 alone now holds this commit too
 
     @contextmanager
     def _undo_if_failed(self) -> Iterator[None]:
@@ -401,10 +421,18 @@ def export_jsonl(store: MemoryStore, target) -> int:
     Give it a one-user store (PersistentMemoryStore(path, user_id)) to export one user.
     The embedding is included, so Memory.from_dict(json.loads(line)) restores a memory.
     A store holding several users' memories is refused before any file is opened.
+    A file path is written to a temporary file beside it, then renamed into place; a
+    path that is a store, its -wal/-shm, a link to one or any SQLite file is refused
+    with ValueError.
     """
     check_store(store).check_one_user("export")
     if isinstance(target, (str, Path)):
-        with open(target, "w", encoding="utf-8") as file:
+        target = Path(target)
+        check_copy_target(target, getattr(store, "path", None))  # never over a store
+        with (
+            written_atomically(target) as temporary,
+            open(temporary, "w", encoding="utf-8") as file,  # closed before the rename
+        ):
             return export_jsonl(store, file)
     out: IO[str] = target
     count = 0

@@ -4,9 +4,12 @@ Opening is careful because the file holds memories nobody can re-create:
   - a file that is not SQLite, is damaged, is some other program's database, or has a
     newer schema version (PRAGMA user_version) is checked through a read-only connection
     and refused with StoreFileError; its bytes are never changed;
+  - the check is PRAGMA integrity_check, which also compares every index with its rows
+    (quick_check does not);
   - writing uses the WAL journal with synchronous=FULL, so a transaction is either all on
     disk or not at all, even when the process is killed halfway, and a busy timeout, so two
-    processes take turns instead of failing.
+    processes take turns instead of failing; after each write transaction the WAL is
+    checkpointed into the .sqlite3, so that file alone holds every committed memory.
 
 Rows: a memory's fields are columns of the same name; its embedding is packed as
 little-endian float64s (exact, no rounding) and its metadata is a JSON object.
@@ -18,9 +21,13 @@ migrations between schema versions (there is only version 1 so far).
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import struct
+import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from memory_store import Memory
@@ -28,6 +35,7 @@ from memory_store import Memory
 SCHEMA_VERSION = 1  # stored in PRAGMA user_version; bump it (and migrate) when tables change
 BUSY_TIMEOUT = 10.0  # seconds to wait for another process's write before giving up
 SQLITE_HEADER = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database
+SIDE_FILES = ("-wal", "-shm")  # beside an open store: its journal and shared index
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS memories (
@@ -124,7 +132,9 @@ def open_read_only(path: Path) -> sqlite3.Connection:
                     f"column(s) {', '.join(sorted(missing))}. It was left untouched: use "
                     "another file."
                 )
-        problem = db.execute("PRAGMA quick_check").fetchone()[0]
+        # subtle: quick_check skips indexes, so a file whose index disagrees with its rows
+        # (e.g. after a stray -wal was merged in) passes it; integrity_check reads them all
+        problem = db.execute("PRAGMA integrity_check(1)").fetchone()[0]
         if problem != "ok":
             raise sqlite3.DatabaseError(problem)
     except sqlite3.DatabaseError as exc:
@@ -156,6 +166,16 @@ def _set_wal(db: sqlite3.Connection) -> None:
             time.sleep(0.02)
 
 
+def checkpoint(db: sqlite3.Connection) -> None:
+    """Copy the committed WAL into the .sqlite3 itself, after every write transaction.
+
+    Then the .sqlite3 alone holds every committed memory: a -wal lost or deleted after a
+    crash, or a plain copy of the file, loses nothing. PASSIVE never waits for readers;
+    pages a reader still needs are copied by the next write's checkpoint.
+    """
+    db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+
+
 def open_for_writing(path: Path) -> sqlite3.Connection:
     """Validate read-only first, then open for writing and create the tables if new."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -173,6 +193,7 @@ def open_for_writing(path: Path) -> sqlite3.Connection:
                 db.execute(statement)
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")  # part of the transaction
         db.execute("COMMIT")
+        checkpoint(db)
     except sqlite3.OperationalError as exc:  # a read-only file or folder, a lock never freed
         if db is not None:
             db.close()  # its open transaction, if any, is rolled back: nothing was written
@@ -185,6 +206,82 @@ def open_for_writing(path: Path) -> sqlite3.Connection:
             db.close()
         raise
     return db
+
+
+# --- copies of a store: exports and backups ------------------------------------------------
+
+
+def check_copy_target(target: Path, store_path: Path | None = None) -> None:
+    """Refuse a target that would overwrite a store: ValueError naming the path and the rule.
+
+    Refused: the store file itself, its -wal or -shm, a link to any of them, any existing
+    SQLite file, and the -wal or -shm of one. check_copy_target(Path("notes.jsonl")) -> None
+    """
+    reason = None
+    if store_path is not None:
+        for path in [store_path] + [store_path.with_name(store_path.name + s) for s in SIDE_FILES]:
+            if os.path.realpath(target) == os.path.realpath(path) or (
+                target.exists() and path.exists() and os.path.samefile(target, path)
+            ):
+                reason = f"the memory store {store_path} or one of its -wal/-shm side files"
+    for side in SIDE_FILES:  # subtle: a stray -wal beside a database is merged into it
+        database = target.with_name(target.name.removesuffix(side))
+        if target.name.endswith(side) and _is_sqlite(database):
+            reason = reason or f"the {side} side file of the SQLite database {database}"
+    if reason is None and _is_sqlite(target):
+        reason = "an existing SQLite database"
+    if reason is not None:
+        raise ValueError(
+            f"refusing to write to {target}: it is {reason}, and an export or backup never "
+            "writes over a store (that would destroy its memories). Choose a new file name."
+        )
+
+
+def _is_sqlite(path: Path) -> bool:
+    try:
+        with open(path, "rb") as file:
+            return file.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+    except OSError:  # missing, a folder, unreadable: not a database we could destroy
+        return False
+
+
+@contextmanager
+def written_atomically(target: Path) -> Iterator[Path]:
+    """A temporary file in target's folder, renamed onto target once written and fsynced.
+
+    A crash or an error halfway leaves target as it was: never half a file.
+    """
+    folder = target.parent
+    handle, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    os.close(handle)
+    temporary = Path(name)
+    try:
+        yield temporary
+        with open(temporary, "rb+") as file:
+            os.fsync(file.fileno())  # the bytes are on disk before the name points at them
+        os.replace(temporary, target)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    if hasattr(os, "O_DIRECTORY"):  # POSIX: make the rename itself survive a power cut
+        descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+
+
+def backup_to(db: sqlite3.Connection, target: Path, store_path: Path | None = None) -> None:
+    """A consistent copy of the open database `db` at target, with SQLite's backup API."""
+    target = Path(target)
+    check_copy_target(target, store_path)
+    with written_atomically(target) as temporary:
+        copy = sqlite3.connect(temporary)
+        try:
+            db.backup(copy)  # one snapshot, even while another process writes
+            copy.execute("PRAGMA journal_mode = DELETE")  # one self-contained file
+        finally:
+            copy.close()
 
 
 # --- one memory <-> one row ------------------------------------------------------------------

@@ -150,14 +150,14 @@ def _chat_loop(store: MemoryStore, settings: Settings, input_fn, say, chat_turn:
                 say("  " + (", ".join(list_users(store.path)) or "(nobody has memories yet)"))
             else:
                 say("  (memories live in this process only: there is no store file)")
-        elif line.startswith("/export"):
+        elif line.split(maxsplit=1)[0] == "/export":  # not "/exporting the Q3 plan"
             target = line.removeprefix("/export").strip()
             if not target:
                 say("usage: /export FILE   (one JSON object per memory, one per line)")
                 continue
             try:
                 count = export_jsonl(store, target)
-            except OSError as exc:
+            except (OSError, ValueError) as exc:  # ValueError: the target is a store
                 say(f"error: {exc}")
                 continue
             say(f"  exported {count} memories to {target}")

@@ -25,6 +25,10 @@ Timestamp = float | datetime  # epoch seconds, or a datetime converted to them
 Vector = Sequence[float]  # a list, tuple or 1-D numpy array of finite floats
 Weights = tuple[float, float, float]  # (relevance, recency, importance), each >= 0
 
+# Epoch seconds from 0001-01-01 to 9999-12-31 23:59:59 UTC: what a datetime can hold.
+# subtle: not from 0 (1970), because the course's examples reach back before their fixed
+# now = 1_000_000.0 (a memory 60 days old is created at now - 60 days < 0).
+EPOCH_RANGE = (-62_135_596_800.0, 253_402_300_799.0)
 KINDS = ("episodic", "semantic", "procedural")  # events, durable facts, skills
 IMPORTANCE_RANGE = (1, 10)  # the Generative Agents "poignancy" scale
 
@@ -38,16 +42,41 @@ def as_timestamp(value: Any, name: str = "time") -> float:
         as_timestamp(datetime(2026, 1, 1, tzinfo=timezone.utc)) -> 1767225600.0
     """
     if isinstance(value, datetime):
-        return value.timestamp()
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        seconds = value.timestamp()
+    elif isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(
             f"{name} must be epoch seconds (a number) or a datetime, "
             f"got {value!r} of type {type(value).__name__}"
         )
-    seconds = _to_float(value, name)
+    else:
+        seconds = _to_float(value, name)
     if not math.isfinite(seconds):
         raise ValueError(f"{name} must be a finite number of epoch seconds, got {value!r}")
+    problem = time_problem(seconds)
+    if problem:
+        raise ValueError(f"{name} {value!r} {problem}")
     return seconds
+
+
+def time_problem(seconds: float) -> str | None:
+    """Why `seconds` is outside EPOCH_RANGE, as the end of a message; None if inside.
+
+    The one rule for every time (memories, the chat's now, the dataset loader):
+        time_problem(1_000_000.0) -> None
+        time_problem(1.7e12)      -> "is after the year 9999: ... milliseconds ..."
+    """
+    low, high = EPOCH_RANGE
+    if seconds < low:
+        return f"is before the year 1: times are epoch seconds in [{low:.0f}, {high:.0f}]"
+    if seconds > high:
+        # subtle: a millisecond timestamp (JavaScript's Date.now(), 1.7e12 in 2024) is the
+        # usual slip, and lands tens of thousands of years in the future
+        hint = "; it looks like milliseconds: divide by 1000" if seconds <= 1e14 else ""
+        return (
+            f"is after the year 9999: times are epoch seconds in [{low:.0f}, {high:.0f}], "
+            f"not milliseconds{hint}"
+        )
+    return None
 
 
 def as_number(value: Any, name: str) -> float:

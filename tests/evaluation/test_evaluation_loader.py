@@ -130,6 +130,7 @@ DELETE = object()
         ("name", ["good"], r"dataset: 'name' must be a non-empty string, got \['good'\]"),
         ("questions/1/asked_at", 1740819600000, r"asked_at 1740819600000 is after the year 9999"),
         ("sessions/0/date", -1e12, r"sessions\[0\]\.date -1000000000000\.0 is before the year 1"),
+        ("questions/1/asked_at", 1740819600000, r"looks like milliseconds: divide by 1000"),
     ],
 )
 def test_a_malformed_dataset_is_refused_naming_the_place_and_the_rule(path, value, match):
@@ -171,3 +172,11 @@ def test_a_file_that_is_not_utf8_text_is_refused_with_its_name(tmp_path):
     path.write_bytes(b"\xff\xfe{}")
     with pytest.raises(DatasetError, match=r"binary\.json is not UTF-8 text: byte 0xff at 0"):
         load_dataset(path, OFFLINE)
+
+
+def test_one_time_rule_for_memories_and_the_dataset_loader():
+    from evaluation import dataset
+    from lab import validation
+
+    assert dataset.time_problem is validation.time_problem  # no second copy of the range
+    assert not hasattr(dataset, "EPOCH_RANGE")

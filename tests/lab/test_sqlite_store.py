@@ -339,6 +339,27 @@ def write_damaged(path):
     path.write_bytes(bytes(data))
 
 
+def write_index_damaged(path):  # rows intact, but the (user_id, id) index disagrees with them
+    with open_store(path, "u") as store:
+        for i in range(100):
+            store.add(memory(f"m{i}"))
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA journal_mode = DELETE")  # fold the WAL in: one self-contained file
+    (root,) = db.execute(
+        "SELECT rootpage FROM sqlite_master WHERE type = 'index' AND tbl_name = 'memories'"
+    ).fetchone()
+    page_size = db.execute("PRAGMA page_size").fetchone()[0]
+    db.close()
+    data = bytearray(path.read_bytes())
+    page = slice((root - 1) * page_size, root * page_size)  # the index's only page
+    entry = data[page].index(b"um99") + (root - 1) * page_size  # the last key, in order
+    data[entry + 3] = ord("z")  # "m99" -> "m9z": still last, so the tree stays ordered
+    path.write_bytes(bytes(data))
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA quick_check").fetchone()[0] == "ok"  # what used to let it in
+    db.close()
+
+
 def write_missing_column(path):  # the right tables and version, an older layout of one
     db = sqlite3.connect(path)
     db.executescript(
@@ -370,10 +391,19 @@ def write_bad_row(path):
         ),
         (write_other_database, StoreFileError, "not a Memory Lab store .its tables: invoices"),
         (write_damaged, StoreFileError, "is damaged or not a database"),
+        (write_index_damaged, StoreFileError, "is damaged or not a database"),
         (write_missing_column, StoreFileError, "memories table lacks the column.*kind"),
         (write_bad_row, StoreFileError, "id 'm1'.*kind must be one of"),
     ],
-    ids=["not-sqlite", "newer-schema", "other-database", "damaged", "missing-column", "bad-row"],
+    ids=[
+        "not-sqlite",
+        "newer-schema",
+        "other-database",
+        "damaged",
+        "index-damaged",
+        "missing-column",
+        "bad-row",
+    ],
 )
 def test_a_file_that_is_not_a_usable_store_is_refused_and_left_untouched(
     path, make, error, message
@@ -433,6 +463,42 @@ KILLED_WRITER = """
             store.save()
             print("saved", i, flush=True)
 """
+
+
+def test_a_lost_wal_after_a_crash_loses_no_committed_memory(path):
+    writer = python(
+        """
+        import os, sys
+        from memory_store import Memory
+        from lab.sqlite_store import PersistentMemoryStore
+
+        store = PersistentMemoryStore(sys.argv[1])
+        for i in range(1, 201):
+            store.add(Memory(f"m{i}", "note " * 20, created_at=0.0, embedding=[1.0, 0.0]))
+        store.get("m1").last_accessed = 5.0
+        store.save()
+        print("committed", flush=True)
+        os.kill(os.getpid(), 9)  # a crash: no close(), nothing flushed on the way out
+        """,
+        str(path),
+    )
+    out, err = writer.communicate()
+    assert out == "committed\n", err
+    Path(f"{path}-wal").unlink(missing_ok=True)  # deleted by hand, or lost with a copy
+    with open_store(path) as store:
+        assert [m.id for m in store] == [f"m{i}" for i in range(1, 201)]
+        assert store.get("m1").last_accessed == 5.0
+
+
+def test_a_plain_copy_of_the_file_alone_holds_every_committed_memory(path, tmp_path):
+    store = open_store(path)  # left open, as a running chat would
+    for i in range(50):
+        store.add(memory(f"m{i}"))
+    copy = tmp_path / "copy.sqlite3"
+    copy.write_bytes(path.read_bytes())  # the .sqlite3 only, without its -wal
+    with open_store(copy) as copied:
+        assert len(copied) == 50
+    store.close()
 
 
 @pytest.mark.parametrize("kill_after", [31, 45, 60])  # the add after which to kill it
