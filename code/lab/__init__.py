@@ -15,6 +15,7 @@
     reembed.py           re-embed a store file with today's embedding model
     sqlite_store.py      a MemoryStore kept in a SQLite file, one user per store; export
     store_file.py        the file format under it: schema, opening safely, rows <-> memories
+    backup.py            python code/run.py backup: a consistent copy of a store file
     terminal_chat.py     the terminal chat loop around the course's chat turn
 
 Nothing here imports the learner core (scoring.py, retriever.py), the course's chat and
