@@ -8,6 +8,9 @@
     m2_importance_relevance.py  Milestone 2: importance_score, relevance_score
     m3_retrieval_score.py       Milestone 3: retrieval_score
     m4_retriever.py             Milestone 4: rank_memories, retrieve (scenarios on stores)
+    failure_modes.py            notebook 06: blame a signal, reproduce a failure, fix it
+    answers.py                  answer cells: numbers checked with a tolerance, a recall's
+                                fields, the memory block's tokens (formative, not graded)
 
 Each check takes the function to check (default: the learner's own, looked up in the
 file that teaching/milestones.py names) and raises CheckFailed with what was expected,

@@ -1,0 +1,247 @@
+"""Answer cells: the numbers the "what happens if" questions ask for, checked with a tolerance.
+
+A question at the end of a notebook whose answer is a number gets a cell such as
+
+    answer = 0.995 ** 3600        # notebook 01, question 2
+    check_answer("01.2", answer)
+
+which prints "01.2: right, 1.456e-08 ..." or what was expected, what came back and the
+likely slip (a slip is modelled by the value it gives, as the milestone checks model
+mistakes). With `answer = None` it only says that no answer is recorded yet.
+
+Two more formative checks sit beside it, both on the learner's own functions:
+`check_recall_changes` (which fields of a memory does a recall change? notebook 04) and
+`check_block_fits` (does the rendered memory block fit the token budget? notebook 04).
+
+These checks print and return True or False; they never stop a notebook and are not graded.
+Deliberately left out: questions whose answer is an explanation; those are answered in
+words, in the notebooks' manually graded cells.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import NamedTuple
+
+from lab.defaults import COURSE_NOW
+from lab.units import SECONDS_PER_HOUR
+from memory_store import Memory, MemoryStore
+from teaching.checks.core import learner_function
+
+
+class Answer(NamedTuple):
+    """The number a question asks for, how close counts, and the slips that give others."""
+
+    question: str  # what is asked, short
+    expected: float
+    rel_tol: float
+    slips: tuple[tuple[str, float], ...] = ()
+
+
+ANSWERS: dict[str, Answer] = {
+    "00.3": Answer(
+        "notes after which replaying everything overflows a 128,000-token window",
+        128_000 / (12 * 4 / 3),  # 8,000
+        0.01,
+        (
+            (
+                "the tokens per word were left out: 128,000 / 12 counts words, not tokens",
+                128_000 / 12,
+            ),
+            ("the old 8,000-token window was kept", 8_000 / (12 * 4 / 3)),
+        ),
+    ),
+    "01.2": Answer(
+        "what a one-hour-old memory scores when the gap stays in seconds",
+        0.995**3600,
+        1e-3,
+        (
+            (
+                "that is the right recency of one hour; the question asks what the "
+                "seconds mistake gives",
+                0.995,
+            ),
+            ("0.995 * 3600 multiplies; recency raises decay_rate to the power", 0.995 * 3600),
+        ),
+    ),
+    "01.3": Answer(
+        "the decay_rate that gives episodes a one-week half-life",
+        0.5 ** (1 / 168),
+        1e-5,
+        (
+            ("that is a one-day half-life: a week is 168 hours", 0.5 ** (1 / 24)),
+            ("that is the half-life formula upside down: rate = 0.5 ** (1 / hours)", 0.5**168),
+            ("0.995 halves in about 138 hours, not 168", 0.995),
+        ),
+    ),
+    "02.1": Answer(
+        "the contract's score with importance left undivided (rating 10)",
+        0.0 + 0.1 + 10,
+        1e-6,
+        (
+            ("that divides by 10 after all; the question leaves the rating as it is", 1.1),
+            ("that is brushed teeth's score (0.9 + 1.0 + 1)", 2.9),
+        ),
+    ),
+    "03.3": Answer(
+        "the smallest importance weight that puts the contract on top",
+        0.8373,  # (cheap's rel + rec - acme's) / (1.0 - 0.3); a test recomputes it
+        0.01,
+        (
+            ("at 1.0 the contract is on top already; the smallest weight is lower", 1.0),
+            ("that is the question's own weight (3); look for the smallest", 3.0),
+        ),
+    ),
+    "04.1": Answer(
+        "every memory's recency on day 30 when k = 5 (all recalled every morning)",
+        0.995**24,
+        1e-3,
+        (
+            (
+                "1.0 is the recency just after a recall; the plot reads it the next "
+                "morning, 24 hours later",
+                1.0,
+            ),
+            (
+                "that is 30 days without a recall; with k = 5 every memory is recalled daily",
+                0.995 ** (30 * 24),
+            ),
+        ),
+    ),
+    "04.3": Answer(
+        "the lunch's recency on day 30 with decay_rate 0.98",
+        0.98 ** (30 * 24),
+        1e-2,
+        (
+            ("that is the rate 0.995; the question sets 0.98", 0.995 ** (30 * 24)),
+            ("that is one day at 0.98; the lunch was never recalled in 30 days", 0.98**24),
+        ),
+    ),
+}
+
+
+def _number(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def check_answer(key: str, answer) -> bool:
+    """Check the number recorded for question `key` ("01.2" = notebook 01, question 2)."""
+    spec = ANSWERS.get(key)
+    if spec is None:
+        raise ValueError(f"no answer cell {key!r}; known: {', '.join(ANSWERS)}")
+    if answer is None:
+        print(f"{key}: no answer yet. Work it out, set answer = ..., and run this cell again.")
+        return False
+    if not _number(answer):
+        print(
+            f"{key} ({spec.question})\n  expected: a number\n  got:      {answer!r}\n"
+            "  likely mistake: write the number, or the expression that computes it"
+        )
+        return False
+    if math.isclose(answer, spec.expected, rel_tol=spec.rel_tol):
+        print(f"{key}: right, {answer:.4g} ({spec.question}).")
+        return True
+    slip = next(
+        (label for label, value in spec.slips if math.isclose(answer, value, rel_tol=spec.rel_tol)),
+        "none of the usual slips matches: redo the computation step by step",
+    )
+    print(
+        f"{key} ({spec.question})\n  expected: {spec.expected:.4g} (within "
+        f"{spec.rel_tol:.0%})\n  got:      {answer:.4g}\n  likely slip: {slip}"
+    )
+    return False
+
+
+# --- the memory stream: what a recall changes -------------------------------------------
+
+RECALL_CHANGES = frozenset({"last_accessed"})
+
+
+def recall_changes() -> set[str]:
+    """The fields of a memory that the learner's `retrieve` changed when it recalled it."""
+    retrieve = learner_function("retrieve")
+    now = COURSE_NOW
+    store = MemoryStore()
+    store.add(
+        Memory(
+            "m1",
+            "decided to default to Groq",
+            kind="semantic",
+            created_at=now - 48 * SECONDS_PER_HOUR,
+            last_accessed=now - 24 * SECONDS_PER_HOUR,
+            importance=8,
+            embedding=[1.0, 0.0, 0.0],
+        )
+    )
+    before = store.get("m1").to_dict()
+    retrieve(store, [1.0, 0.0, 0.0], now=now, k=1)
+    after = store.get("m1").to_dict()
+    return {name for name in before if before[name] != after[name]}
+
+
+def check_recall_changes(predicted) -> bool:
+    """Compare the learner's set of field names with what a recall changes."""
+    if predicted is None:
+        print("no prediction yet: set changes_on_recall = {...} (field names), then run again.")
+        return False
+    if isinstance(predicted, str) or not all(isinstance(p, str) for p in predicted):
+        print(
+            f"expected: a set of field names, e.g. {{'text'}}\ngot:      {predicted!r}\n"
+            "likely mistake: a single string is not a set; write {'name'}"
+        )
+        return False
+    actual = recall_changes()
+    if actual != RECALL_CHANGES:
+        print(
+            f"your retrieve changed {sorted(actual)} on a recalled memory\n"
+            f"  expected: {sorted(RECALL_CHANGES)}\n  likely mistake: retrieve sets "
+            "last_accessed = now on the memories it returns, and changes nothing else "
+            "(code/retriever.py, Milestone 4)"
+        )
+        return False
+    predicted = set(predicted)
+    if predicted == RECALL_CHANGES:
+        print(
+            "right: a recall changes only last_accessed. id, text, kind, created_at, "
+            "importance and embedding never change; the stream only grows."
+        )
+        return True
+    extra, missing = sorted(predicted - actual), sorted(actual - predicted)
+    why = []
+    if "created_at" in extra:
+        why.append("created_at records when the memory was written, once")
+    if "importance" in extra:
+        why.append("importance is rated once, at write time")
+    if extra and not why:
+        why.append(f"{', '.join(extra)} is set when the memory is written and stays")
+    if missing:
+        why.append("the recall resets last_accessed to now: that is the refresh")
+    print(
+        f"expected: {sorted(RECALL_CHANGES)}\ngot:      {sorted(predicted)}\n"
+        f"likely mistake: {'; '.join(why)}"
+    )
+    return False
+
+
+# --- paging into a budget: tokens, not only k ------------------------------------------
+
+
+def check_block_fits(block: str, budget_tokens: int, k: int | None = None) -> bool:
+    """True when the rendered memory block costs at most `budget_tokens` tokens."""
+    from extensions.context_budget import count_tokens
+
+    if not isinstance(block, str):
+        print(f"expected: the rendered block (a str)\ngot:      {type(block).__name__}")
+        return False
+    tokens = count_tokens(block)
+    if tokens <= budget_tokens:
+        print(f"fits: {tokens} tokens of memory block within a budget of {budget_tokens}.")
+        return True
+    print(
+        f"over budget\n  expected: at most {budget_tokens} tokens\n  got:      {tokens} tokens"
+        + (f" for k = {k}" if k is not None else "")
+        + "\n  likely mistake: k counts memories, not tokens; long memories cost more, "
+        "so lower k until the block fits"
+    )
+    return False
