@@ -126,6 +126,7 @@ def write_csv(path: Path, course: Path = COURSE, students: list[str] | None = No
             points = dict.fromkeys(MILESTONES, 0.0)
             for notebook in submission.notebooks:
                 for grade in notebook.grades:
-                    points[milestone_of[grade.name]] += grade.auto_score or 0.0
+                    if grade.name in milestone_of:  # answers in words are graded by hand
+                        points[milestone_of[grade.name]] += grade.auto_score or 0.0
             row = [f"{points[n]:g}" for n in MILESTONES]
             writer.writerow([student, *row, f"{sum(points.values()):g}"])

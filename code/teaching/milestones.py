@@ -89,3 +89,15 @@ MILESTONE_TESTS = ("test_scoring.py", "test_retriever.py", "test_guiding_example
 def where(name: str) -> str:
     """'code/scoring.py, Milestone 1 (01_recency.ipynb)' for 'recency_score'."""
     return MILESTONES[name].where
+
+
+# Answers in words, graded by hand in nbgrader's formgrader (markdown cells with
+# `solution` and `grade` set): notebook -> {grade_id: points}. They are not milestones:
+# the autograder's table, total and grades.csv leave them out (TOTAL_POINTS above counts
+# only the checked cells), and the instructor's model answer in each is a solution region,
+# cleared from the student edition like any other.
+MANUAL_CELLS = {
+    "01_recency.ipynb": {"explain_last_access": 2, "explain_flat_store": 2},
+    "04_retriever.ipynb": {"explain_refresh_cost": 2, "explain_no_replay": 2},
+}
+MANUAL_POINTS = sum(points for cells in MANUAL_CELLS.values() for points in cells.values())

@@ -9,18 +9,30 @@ import nbformat
 import pytest
 
 from teaching import checks
-from teaching.milestones import GRADE_CELLS, LEARNER_FILES, MILESTONES, NOTEBOOKS, TOTAL_POINTS
+from teaching.milestones import (
+    GRADE_CELLS,
+    LEARNER_FILES,
+    MANUAL_CELLS,
+    MANUAL_POINTS,
+    MILESTONES,
+    NOTEBOOKS,
+    TOTAL_POINTS,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def notebook_grade_cells(notebook: str) -> dict[str, int]:
-    """grade_id -> points of every graded cell of notebooks/<notebook>, read from nbgrader."""
+def notebook_grade_cells(notebook: str, manual: bool = False) -> dict[str, int]:
+    """grade_id -> points of the graded cells of notebooks/<notebook>, read from nbgrader.
+
+    manual=False: the autograded checks (grade set, solution not); manual=True: the answers
+    in words an instructor grades by hand (grade and solution both set, nbgrader's rule).
+    """
     cells = nbformat.read(ROOT / "notebooks" / notebook, as_version=4).cells
     found = {}
     for cell in cells:
         meta = cell.metadata.get("nbgrader", {})
-        if meta.get("grade"):
+        if meta.get("grade") and bool(meta.get("solution")) == manual:
             found[meta["grade_id"]] = meta["points"]
     return found
 
@@ -30,9 +42,33 @@ def test_each_graded_notebook_has_exactly_the_grade_cells_of_the_registry(notebo
     assert notebook_grade_cells(notebook) == GRADE_CELLS[notebook]
 
 
+@pytest.mark.parametrize("notebook", sorted(NOTEBOOKS))
+def test_each_graded_notebook_has_exactly_the_manual_cells_of_the_registry(notebook):
+    assert notebook_grade_cells(notebook, manual=True) == MANUAL_CELLS.get(notebook, {})
+
+
+def test_manual_cells_are_markdown_answers_with_a_model_answer_to_clear():
+    assert set(MANUAL_CELLS) <= set(NOTEBOOKS)  # only graded notebooks go through nbgrader
+    for notebook, ids in MANUAL_CELLS.items():
+        cells = nbformat.read(ROOT / "notebooks" / notebook, as_version=4).cells
+        for cell in cells:
+            if cell.metadata.get("nbgrader", {}).get("grade_id") in ids:
+                assert cell.cell_type == "markdown", cell.metadata
+                lines = cell.source.strip().splitlines()
+                assert lines[0] == "### BEGIN SOLUTION" and lines[-1] == "### END SOLUTION"
+                assert len(lines) > 2, "a model answer between the markers"
+
+
+def test_manual_cells_are_not_in_the_autograded_total():
+    assert not set().union(*MANUAL_CELLS.values()) & set().union(*GRADE_CELLS.values())
+    assert MANUAL_POINTS == 8 and TOTAL_POINTS == 23
+
+
 def test_no_other_notebook_is_graded():
     others = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb") if p.name not in NOTEBOOKS)
-    assert others and all(notebook_grade_cells(name) == {} for name in others)
+    assert others
+    for name in others:
+        assert notebook_grade_cells(name) == notebook_grade_cells(name, manual=True) == {}
 
 
 def test_the_points_add_up_to_the_lab_total():

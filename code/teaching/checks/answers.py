@@ -148,7 +148,39 @@ def check_answer(key: str, answer) -> bool:
     )
     print(
         f"{key} ({spec.question})\n  expected: {spec.expected:.4g} (within "
-        f"{spec.rel_tol:.0%})\n  got:      {answer:.4g}\n  likely slip: {slip}"
+        f"{spec.rel_tol * 100:g}%)\n  got:      {answer:.4g}\n  likely slip: {slip}"
+    )
+    return False
+
+
+# --- the memory stream: a memory's fields ------------------------------------------------
+
+FIELD_QUESTIONS: dict[str, tuple[str, str, dict[str, str]]] = {
+    # key -> (what is asked, the field, a wrong field -> why it is not that one)
+    "01.fields": (
+        "the field recency counts the hours from",
+        "last_accessed",
+        {
+            "created_at": "created_at never changes: counted from it, a memory in daily use "
+            "would fade like one never needed",
+            "importance": "importance is the rating; recency reads a time",
+        },
+    ),
+}
+
+
+def check_field(key: str, answer) -> bool:
+    """Check the name of a Memory field recorded for question `key`."""
+    question, field_name, slips = FIELD_QUESTIONS[key]
+    if answer is None:
+        print(f"{key}: no answer yet. Set field = \"...\" (a field of Memory), then run again.")
+        return False
+    if answer == field_name:
+        print(f"{key}: right, {field_name} ({question}).")
+        return True
+    print(
+        f"{key} ({question})\n  expected: {field_name!r}\n  got:      {answer!r}\n"
+        f"  likely slip: {slips.get(answer, 'look at the fields printed above')}"
     )
     return False
 
