@@ -150,6 +150,30 @@ CHECKLISTS: dict[str, tuple[str, tuple[KeyIdea, ...]]] = {
         ("storing everything buries the useful memories and grows cost",
          "noise|clutter|crowd|dilut|quality|irrelevant|degrad|cost|storage|bury"),
     )),
+    "Q11": ("What a memory is", _ideas(
+        ("fields: id, text, kind, created_at, last_accessed, importance, embedding",
+         "created_at|created|importance|embedding|kind|text|id"),
+        ("last_accessed changes on every recall: retrieval resets it to now",
+         "last_accessed|last accessed|refresh|touch|reset|recall"),
+        ("text, created_at, importance and the embedding are set once, when written",
+         "never change|set once|once|immutable|fixed|written|write time|do not change"),
+        ("the stream is append-only and in time order: it grows, nothing is rewritten",
+         "append|grow|time order|chronolog|order|never delet|add"),
+    )),
+    "Q12": ("Failures and their signals", _ideas(
+        ("relevance alone fixates on an old trivial detail",
+         "fixat|relevance alone|relevance only|old detail|trivial"),
+        ("a trivial memory crowds out a constraint when importance does not count",
+         "crowd|constraint|importance|rule|allerg"),
+        ("without decay, or without superseding, a stale preference or old decision wins",
+         "stale|decay|supersed|old preference|changed|contradict|decision|yesterday"),
+        ("no write-back: a standing instruction is forgotten",
+         "write-back|write back|written back|never stored|not stored|instruction|forgot"),
+        ("recall refreshes recency, so recalled memories keep being recalled: it feeds itself",
+         "reinforc|feeds itself|feed|refresh|loop|rich get richer|keeps winning"),
+        ("a prompt without dates or ages hides which memory is new",
+         "age|date|timestamp|old from new|when|unknown time"),
+    )),
 }  # fmt: skip
 
 

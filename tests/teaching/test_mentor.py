@@ -174,7 +174,7 @@ def test_offline_feedback_shows_the_checklist_and_flags_unanswered(answers_file)
     assert "## Round of 2026-01-02 03:04 UTC: offline checklist" in text
     assert "keyword matching, not understanding" in text
     unanswered = ", ".join(qid for qid in CHECKLISTS if qid != "Q3")
-    assert f"1 of 10 questions answered. **Unanswered: {unanswered}.**" in text
+    assert f"1 of 12 questions answered. **Unanswered: {unanswered}.**" in text
     recency = text[text.index("### Q3. Recency") : text.index("### Q4.")]
     assert "Answered (14 words)." in recency
     assert "2 of 5 key ideas seem mentioned" in recency
@@ -303,7 +303,7 @@ def test_the_command_line_writes_where_it_is_told(answers_file, tmp_path, capsys
     output = tmp_path / "notes" / "fb.md"
     output.parent.mkdir()
     assert main(["--understanding", str(path), "--output", str(output)]) == 0
-    assert f"1 of 10 questions answered; feedback created: {output}" in capsys.readouterr().out
+    assert f"1 of 12 questions answered; feedback created: {output}" in capsys.readouterr().out
     assert "offline checklist" in output.read_text(encoding="utf-8")
 
 
