@@ -1,4 +1,4 @@
-"""teaching/checks/answers.py: answer cells within tolerance, slips named, the stream, the budget."""
+"""teaching/checks/answers.py: answers within tolerance, slips named, the stream, the budget."""
 
 from __future__ import annotations
 

@@ -173,7 +173,7 @@ def check_field(key: str, answer) -> bool:
     """Check the name of a Memory field recorded for question `key`."""
     question, field_name, slips = FIELD_QUESTIONS[key]
     if answer is None:
-        print(f"{key}: no answer yet. Set field = \"...\" (a field of Memory), then run again.")
+        print(f'{key}: no answer yet. Set field = "..." (a field of Memory), then run again.')
         return False
     if answer == field_name:
         print(f"{key}: right, {field_name} ({question}).")
