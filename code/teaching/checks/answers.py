@@ -118,6 +118,16 @@ ANSWERS: dict[str, Answer] = {
             ("that is one day at 0.98; the lunch was never recalled in 30 days", 0.98**24),
         ),
     ),
+    "06.5": Answer(
+        "the smallest whole rating of the design review's note that breaks the loop",
+        7,
+        1e-6,
+        (
+            ("8 breaks it too, but is not the smallest", 8),
+            ("at 6 the standup's note still wins day 4 (1.61 against 1.58)", 6),
+            ("5 is the rating that loops", 5),
+        ),
+    ),
 }
 
 
