@@ -190,7 +190,12 @@ def test_retrieve_by_kind_rejects_a_bad_k(store, k, error):
             ValueError,
             r"unknown kind\(s\) \['x', 1\]",
         ),
-        ({"half_lives": {**DEFAULT_HALF_LIVES, "semantic": 0}}, ValueError, "half_life_hours"),
+        (
+            {"half_lives": {**DEFAULT_HALF_LIVES, "semantic": 0}},
+            ValueError,
+            r"half_lives\['semantic'\] must be a positive number of hours",
+        ),
+        ({"half_lives": {**DEFAULT_HALF_LIVES, "semantic": None}}, TypeError, "math.inf"),
     ],
 )
 def test_rank_by_kind_names_the_bad_argument(store, args, error, pattern):
