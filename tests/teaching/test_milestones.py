@@ -68,7 +68,8 @@ def test_the_grader_reads_the_same_table():
 
 def test_where_names_the_file_the_milestone_and_the_notebook():
     assert MILESTONES["retrieve"].where == "code/retriever.py, Milestone 4 (04_retriever.ipynb)"
-    assert MILESTONES["kind_recency_score"].where == "code/scoring.py, Milestone 5 (07a_kinds.ipynb)"
+    five = "code/scoring.py, Milestone 5 (07a_kinds.ipynb)"
+    assert MILESTONES["kind_recency_score"].where == five
 
 
 def test_milestone_5_is_one_scoring_and_one_retriever_function_graded_in_07a():
