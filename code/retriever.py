@@ -180,10 +180,10 @@ def retrieve_by_kind(
         scored.append((retrieval_score(rel, rec, imp, weights=weights), memory))
     # a stable sort with reverse=True keeps equal scores in the store's order
     best = sorted(scored, key=lambda pair: pair[0], reverse=True)[:k]
-    recalled = [memory for _, memory in best]
-    for memory in recalled:
+    top_k = [memory for _, memory in best]
+    for memory in top_k:
         memory.last_accessed = now  # recalled: its recency restarts from here
-    return recalled
+    return top_k
     ### END SOLUTION
 
 
