@@ -132,7 +132,11 @@ MISTAKES = Mistakes(
         ),
     ],
     limits=(0.0, 1.0, "recency above 1: a half-life is not a decay rate, and hours are never < 0"),
-    crashes={"OverflowError": "the number overflowed: " + HALF_LIFE_AS_RATE},
+    crashes={
+        "OverflowError": "the number overflowed: " + HALF_LIFE_AS_RATE,
+        "ZeroDivisionError": "a division by zero: the hours since the last access can be 0 "
+        "(just recalled); divide the hours by the half-life, not the half-life by the hours",
+    },
 )
 
 
@@ -169,7 +173,7 @@ CASES = [
     _case(
         30 / 60,
         "episodic",
-        0.9996791525,
+        0.9996791500,
         call="kind_recency_score(now, now - 30 minutes, 'episodic')",
     ),
     _case(
