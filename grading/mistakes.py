@@ -193,8 +193,8 @@ SUBMISSIONS = [
     wrong(
         "kind-ignored-by-the-retriever",
         R,
-        "kind_recency_score(\n            now, last_accessed=memory.last_accessed, kind=memory.kind, "
-        "half_lives=half_lives\n        )",
+        "kind_recency_score(\n            now, last_accessed=memory.last_accessed, "
+        "kind=memory.kind, half_lives=half_lives\n        )",
         "recency_score(now, memory.last_accessed)",
         RETRIEVE_BY_KIND,
         "recency_score with one decay rate",
