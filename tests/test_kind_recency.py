@@ -56,7 +56,7 @@ def test_a_half_life_is_the_decay_rate_of_milestone_1_in_disguise(kind, half_lif
 
 
 def test_an_infinite_half_life_means_exactly_1_at_any_age():
-    never = {"episodic": math.inf, "semantic": math.inf, "procedural": math.inf}
+    never = dict.fromkeys(HALF_LIVES, math.inf)  # every kind
     for days in (0, 1, 365, 3650):
         assert kind_recency_score(NOW, NOW - days * DAY, "episodic", never) == 1.0
 
