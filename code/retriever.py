@@ -1,9 +1,11 @@
-"""Rank the memory stream for a query; page the top k into the prompt. (Learner core: Milestone 4)
+"""Rank the memory stream for a query; page the top k into the prompt. (Learner core: M4-5)
 
-    rank_memories  scores every live memory with the three signals and sorts best first;
-                   it changes nothing, so notebooks can show the table behind a decision.
-    retrieve       takes the top k of that ranking and refreshes their last_accessed,
-                   because being recalled is what keeps a memory warm.
+    rank_memories     scores every live memory with the three signals and sorts best first;
+                      it changes nothing, so notebooks can show the table behind a decision.
+    retrieve          takes the top k of that ranking and refreshes their last_accessed,
+                      because being recalled is what keeps a memory warm.
+    retrieve_by_kind  Milestone 5: the same, except that each memory's recency fades at the
+                      half-life of its own kind (kind_recency_score): facts stop fading.
 
 Superseded memories (a fact that a newer memory replaced) are left out entirely: a
 contradicted fact is wrong, not merely weak. Ties are broken by the store's order:
@@ -15,20 +17,28 @@ readable loop over every memory, fine for thousands of memories, not for million
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import NamedTuple
 
-from lab.defaults import DECAY_RATE, TOP_K, WEIGHTS
+from lab.defaults import DECAY_RATE, HALF_LIVES, TOP_K, WEIGHTS
 from lab.validation import (
     Timestamp,
     Vector,
     Weights,
     as_timestamp,
     check_decay_rate,
+    check_half_lives,
     check_k,
     check_weights,
 )
 from memory_store import Memory, MemoryStore
-from scoring import importance_score, recency_score, relevance_score, retrieval_score
+from scoring import (
+    importance_score,
+    kind_recency_score,
+    recency_score,
+    relevance_score,
+    retrieval_score,
+)
 
 
 class ScoredMemory(NamedTuple):
@@ -127,7 +137,57 @@ def retrieve(
     ### END SOLUTION
 
 
-def _checked(store, query_embedding, now, weights, decay_rate):
+def retrieve_by_kind(
+    store: MemoryStore,
+    query_embedding: Vector,
+    now: Timestamp,
+    k: int = TOP_K,
+    weights: Weights = WEIGHTS,
+    half_lives: Mapping[str, float] = HALF_LIVES,
+) -> list[Memory]:
+    """Like retrieve, but each memory's recency fades at the half-life of its own kind.
+
+    Inputs:
+        store, query_embedding, now, k, weights: as for retrieve.
+        half_lives: hours until recency halves, per kind (each > 0, or math.inf for a
+            kind that never fades); default: episodes 45 days, facts and skills never.
+    Returns:
+        list of at most k Memory objects, best first, scored with relevance_score,
+        kind_recency_score (from last_accessed, with memory.kind), importance_score and
+        retrieval_score. Superseded memories are skipped; equal scores keep the
+        store's order; exactly the returned memories get last_accessed == now.
+
+    Example (a 120-day-old preference against a 3-hour-old episode, both on topic):
+        retrieve_by_kind(store, [1.0, 0.0], now, k=1)[0].kind -> 'semantic'
+    """
+    query_embedding, now, weights, _ = _checked(store, query_embedding, now, weights)
+    k = check_k(k)
+    half_lives = check_half_lives(half_lives)
+    # TODO: Milestone 5. Everything is checked as in retrieve, and `half_lives` is a dict
+    # {kind: hours or math.inf}. Do what retrieve does (live memories only, the four
+    # signals combined, best first with ties in store order, the top k refreshed to
+    # `now`), with one change: recency comes from kind_recency_score, given each
+    # memory's own kind. Using recency_score here would let a standing fact fade.
+    ### BEGIN SOLUTION
+    live = [memory for memory in store if memory.superseded_by is None]
+    scored = []
+    for memory in live:
+        rel = relevance_score(query_embedding, memory.embedding)
+        rec = kind_recency_score(
+            now, last_accessed=memory.last_accessed, kind=memory.kind, half_lives=half_lives
+        )
+        imp = importance_score(memory.importance)
+        scored.append((retrieval_score(rel, rec, imp, weights=weights), memory))
+    # a stable sort with reverse=True keeps equal scores in the store's order
+    best = sorted(scored, key=lambda pair: pair[0], reverse=True)[:k]
+    top_k = [memory for _, memory in best]
+    for memory in top_k:
+        memory.last_accessed = now  # recalled: its recency restarts from here
+    return top_k
+    ### END SOLUTION
+
+
+def _checked(store, query_embedding, now, weights, decay_rate=DECAY_RATE):
     """Validate the shared arguments once, with messages that name the bad value."""
     if not isinstance(store, MemoryStore):
         raise TypeError(f"store must be a MemoryStore, got {type(store).__name__}")

@@ -1,4 +1,4 @@
-"""The three retrieval signals and their combination.  (Learner core: Milestones 1-3.)
+"""The three retrieval signals and their combination.  (Learner core: Milestones 1-3, 5.)
 
 Every memory in the stream gets one number per query, built from three signals:
 
@@ -7,20 +7,26 @@ Every memory in the stream gets one number per query, built from three signals:
     importance = importance / 10                              does it matter?     [0.1, 1]
     score      = w_rel * relevance + w_rec * recency + w_imp * importance
 
+    kind_recency = 0.5 ** (hours_since_last_access / half_life[kind])  per kind  (0, 1]
+
+The last line is Milestone 5: each kind of memory fades at its own pace (episodes halve
+every 45 days; facts and skills, with an infinite half-life, never fade).
+
 This is the scoring rule of Generative Agents (Park et al., 2023) with equal weights and
 without its min-max normalisation. Each function checks and converts its inputs first
 (that part is provided), then computes its signal (that part is yours: the TODO at the
 place to write it says what the lines above it have already done). Pure Python.
 
-Deliberately left out: choosing which memories to return (retriever.py) and any
-per-kind decay (an extension: semantic facts should not fade like events do).
+Deliberately left out: choosing which memories to return (retriever.py) and tuning the
+half-lives (an evaluation question: notebook 08).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
-from lab.defaults import DECAY_RATE, WEIGHTS
+from lab.defaults import DECAY_RATE, HALF_LIVES, WEIGHTS
 from lab.units import SECONDS_PER_HOUR
 from lab.validation import (
     Timestamp,
@@ -30,7 +36,9 @@ from lab.validation import (
     as_timestamp,
     as_vector,
     check_decay_rate,
+    check_half_lives,
     check_importance,
+    check_kind,
     check_weights,
 )
 
@@ -149,4 +157,44 @@ def retrieval_score(rel: float, rec: float, imp: float, weights: Weights = WEIGH
     ### BEGIN SOLUTION
     w_rel, w_rec, w_imp = weights
     return w_rel * rel + w_rec * rec + w_imp * imp
+    ### END SOLUTION
+
+
+def kind_recency_score(
+    now: Timestamp,
+    last_accessed: Timestamp,
+    kind: str,
+    half_lives: Mapping[str, float] = HALF_LIVES,
+) -> float:
+    """Recency for a memory of `kind`: it halves every half_lives[kind] hours since last access.
+
+    Inputs:
+        now: the current time, epoch seconds (float) or datetime.
+        last_accessed: when the memory was last created or recalled, same units.
+        kind: the memory's kind, "episodic", "semantic" or "procedural".
+        half_lives: hours until recency halves, one entry per kind, each > 0 or
+            math.inf ("never fades"); default: episodes 45 days (1080 hours), facts and
+            skills math.inf.
+    Returns:
+        float in [0, 1]: 1.0 when just accessed, 0.5 after one half-life, 0.25 after
+        two; always 1.0 for a kind whose half-life is math.inf.
+
+    Example:
+        kind_recency_score(now, now - 1080 * 3600, "episodic") -> 0.5   (45 days: one half-life)
+        kind_recency_score(now, now - 1080 * 3600, "semantic") -> 1.0   (facts never fade)
+    """
+    now = as_timestamp(now, "now")
+    last_accessed = as_timestamp(last_accessed, "last_accessed")
+    kind = check_kind(kind)
+    half_lives = check_half_lives(half_lives)
+    # TODO: Milestone 5. The times are float seconds now, `kind` one of the three kinds
+    # and `half_lives` a dict {kind: float hours, or math.inf}. Return the share of
+    # recency left when it halves once every half-life of *this memory's kind*, counted
+    # in hours since the last access (a future access counts as none). A half-life is
+    # not a decay rate: 1080 is how many hours until half is left, not the share kept
+    # per hour. Check what your formula gives for math.inf: it must be exactly 1.0.
+    ### BEGIN SOLUTION
+    hours = max(0.0, now - last_accessed) / SECONDS_PER_HOUR  # hours, not seconds
+    half_life = half_lives[kind]  # hours; math.inf for a kind that never fades
+    return 0.5 ** (hours / half_life)  # hours / inf == 0.0, so a fact keeps 1.0
     ### END SOLUTION

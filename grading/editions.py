@@ -2,7 +2,7 @@
 
     dist/student/   what a learner receives: this repository's layout, the learner core
                     as stubs, hidden checks removed, no outputs, no instructor material
-    dist/course/    an nbgrader course: source/milestones/ (notebooks 01-04 with solutions and
+    dist/course/    an nbgrader course: source/milestones/ (the graded notebooks with solutions and
                     hidden checks, code/) and release/milestones/ (what nbgrader hands out)
 
 The .py learner core is cleared with nbgrader's own ClearSolutions, the notebooks with
@@ -181,7 +181,8 @@ def check_markers(files: list[str], root: Path = ROOT) -> list[tuple[Path, str]]
                 if regions(text, name, markers):
                     raise BuildError(
                         f"{name}: holds {markers[0]} but is not graded; only "
-                        f"{', '.join(LEARNER_FILES)} and notebooks 01-04 may hold answers"
+                        f"{', '.join(LEARNER_FILES)} and the graded notebooks "
+                        f"({', '.join(nb.name for nb in GRADED)}) may hold answers"
                     )
     for path, name in holders:
         texts = list(_sources(path)) if path.suffix == ".ipynb" else [path.read_text()]
@@ -263,13 +264,12 @@ def build_student(files: list[str]) -> None:
 
 
 RUFF_TABLE = "[tool.ruff.lint.per-file-ignores]\n"
-STUB_IGNORES = """\
-# Student edition: the stubs import what the learner's code will use, and the released
-# notebooks import what their hidden checks used; `ruff check --fix` must not remove it.
-"code/scoring.py" = ["F401"]
-"code/retriever.py" = ["F401"]
-"notebooks/0[1-4]_*.ipynb" = ["F401"]
-"""
+STUB_IGNORES = (
+    "# Student edition: the stubs import what the learner's code will use, and the released\n"
+    "# notebooks import what their hidden checks used; `ruff check --fix` must not remove it.\n"
+    + "".join(f'"{name}" = ["F401"]\n' for name in LEARNER_FILES)
+    + "".join(f'"notebooks/{nb.name}.ipynb" = ["F401"]\n' for nb in GRADED)
+)
 
 
 def _quiet_ruff_on_stubs(pyproject: Path) -> None:

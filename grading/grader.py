@@ -1,11 +1,14 @@
 """Grade one submission: stage its two files, run three sandboxed workers, judge.
 
-    run 1  Milestones 1-3 on the learner's scoring.py
-    run 2  Milestone 4: the learner's retriever.py on the instructor's reference scoring,
-           so a scoring mistake costs only its own milestone (and retriever code cannot
-           patch the scoring graded in run 1: that ran in another process)
-    run 3  Milestone 4 on the learner's own scoring, only for the hint: when it changes the
-           retriever's answers, the feedback says which milestone to fix first
+    run 1  the functions of scoring.py (Milestones 1-3 and kind_recency_score of 5) on the
+           learner's scoring.py
+    run 2  the functions of retriever.py (Milestone 4 and retrieve_by_kind of 5): the
+           learner's retriever.py on the instructor's reference scoring, so a scoring
+           mistake costs only its own milestone (and retriever code cannot patch the
+           scoring graded in run 1: that ran in another process)
+    run 3  the retriever's public checks on the learner's own scoring, only for the hint:
+           when it changes the retriever's answers, the feedback says which milestone to
+           fix first
 
 Staging follows nothing: a file is copied only if it is a regular file (no symlink,
 device or fifo), under the size cap, in a code/ folder that is itself no symlink.
@@ -169,14 +172,14 @@ def grade(submission: Path, slot: int = 0, isolated: bool = True) -> Graded:
     with tempfile.TemporaryDirectory(prefix="memory-lab-grade-") as scratch:
         Path(scratch).chmod(0o755)
         folders, graded.notes = stage(submission, Path(scratch))
-        first = [c for c in CELLS if c.milestone < 4]
-        last = [c for c in CELLS if c.milestone == 4]
+        first = [c for c in CELLS if REGISTRY.MILESTONES[c.function].module == "scoring"]
+        last = [c for c in CELLS if REGISTRY.MILESTONES[c.function].module == "retriever"]
         if not folders:
             graded.outcomes = [Outcome(c, message=graded.notes[0]) for c in CELLS]
         else:
             scoring = run(first, folders["own"], ["scoring"], slot, isolated)
             retriever = run(last, folders["reference"], ["scoring", "retriever"], slot, isolated)
-            graded.outcomes = scoring + retriever
+            graded.outcomes = sorted(scoring + retriever, key=lambda o: CELLS.index(o.cell))
             if any(o.score == 0 for o in scoring) and any(o.score for o in retriever):
                 public = [c for c in last if not c.hidden]
                 own = run(public, folders["own"], ["scoring", "retriever"], slot, isolated, False)

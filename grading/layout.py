@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DIST = ROOT / "dist"
 STUDENT = DIST / "student"
 COURSE = DIST / "course"
-ASSIGNMENT = "milestones"  # the nbgrader assignment: notebooks 01-04 and code/
+ASSIGNMENT = "milestones"  # the nbgrader assignment: the graded notebooks (01-04, 07a) and code/
 COURSE_ID = "memory-lab"
 
 

@@ -20,7 +20,11 @@ RELEVANCE = {"check_relevance_score", "check_relevance_score_hidden"}
 RETRIEVAL_SCORE = {"check_retrieval_score", "check_retrieval_score_hidden"}
 RETRIEVE = {"check_retrieve", "check_retrieve_hidden"}
 MILESTONE_4 = {"check_rank_memories", *RETRIEVE}
-EVERYTHING = RECENCY | IMPORTANCE | RELEVANCE | RETRIEVAL_SCORE | MILESTONE_4
+KIND_RECENCY = {"check_kind_recency_score", "check_kind_recency_score_hidden"}
+RETRIEVE_BY_KIND = {"check_retrieve_by_kind", "check_retrieve_by_kind_hidden"}
+SCORING = RECENCY | IMPORTANCE | RELEVANCE | RETRIEVAL_SCORE | KIND_RECENCY  # code/scoring.py
+RETRIEVER = MILESTONE_4 | RETRIEVE_BY_KIND  # code/retriever.py, graded on the reference scoring
+EVERYTHING = SCORING | RETRIEVER
 
 
 @dataclass(frozen=True)
@@ -51,7 +55,7 @@ SUBMISSIONS = [
     Submission("untouched", frozenset(EVERYTHING), "not implemented yet", solved=()),
     Submission(
         "milestones-1-2-only",
-        frozenset(RETRIEVAL_SCORE | MILESTONE_4),
+        frozenset(RETRIEVAL_SCORE | RETRIEVER),
         "not implemented yet",
         solved=(S,),
         edits=((S, "    w_rel, w_rec, w_imp = weights\n", STUB),),
@@ -160,6 +164,49 @@ SUBMISSIONS = [
         MILESTONE_4,
         "created_at",
     ),
+    # Milestone 5: the three mistakes of kind-aware recency, each costing only its own cells
+    # (retrieve_by_kind is graded on the reference scoring), then two of its retriever.
+    wrong(
+        "half-life-used-as-a-rate",
+        S,
+        "return 0.5 ** (hours / half_life)",
+        "return half_life**hours",
+        KIND_RECENCY,
+        "a half-life is not a decay rate && fix Milestone 5 first",
+    ),
+    wrong(
+        "episodic-never-fades",
+        S,
+        "half_life = half_lives[kind]",
+        'half_life = math.inf if kind == "episodic" else half_lives[kind]',
+        KIND_RECENCY,
+        "episodic memories never faded",
+    ),
+    wrong(
+        "kind-ignored",
+        S,
+        "half_life = half_lives[kind]",
+        'half_life = half_lives["episodic"]',
+        KIND_RECENCY,
+        "the kind was ignored",
+    ),
+    wrong(
+        "kind-ignored-by-the-retriever",
+        R,
+        "kind_recency_score(\n            now, last_accessed=memory.last_accessed, "
+        "kind=memory.kind, half_lives=half_lives\n        )",
+        "recency_score(now, memory.last_accessed)",
+        RETRIEVE_BY_KIND,
+        "recency_score with one decay rate",
+    ),
+    wrong(
+        "refresh-forgotten-by-kind",
+        R,
+        "        memory.last_accessed = now  # recalled: its recency restarts from here",
+        "        pass  # memory.last_accessed = now",
+        RETRIEVE_BY_KIND,
+        "not refreshed",
+    ),
     # Submissions that test the grader rather than the learner.
     Submission(
         "warnings-on-stderr",
@@ -178,14 +225,14 @@ SUBMISSIONS = [
     ),
     Submission(
         "scoring-deleted",
-        frozenset(EVERYTHING - MILESTONE_4),
+        frozenset(SCORING),
         "is missing",
         solved=(R,),
         delete=(S,),
     ),
     Submission(
         "retriever-syntax-error",
-        frozenset(MILESTONE_4),
+        frozenset(RETRIEVER),
         "could not be imported",
         edits=((R, "def retrieve(", "def retrieve(:"),),
     ),
@@ -403,7 +450,7 @@ LINKS = [
 # with a scoring.py that kills its worker: the regrade must start from zero.
 RESUBMITTED = Submission(
     "attack-resubmit-after-crash",
-    frozenset(EVERYTHING - MILESTONE_4),
+    frozenset(SCORING),
     "",
     solved=(R,),
     attack=HEADER + "os._exit(0)\n",

@@ -32,6 +32,7 @@ from grading.markers import HIDDEN, regions
 sys.path.insert(0, str(ROOT / "code"))  # the instructor's checks; never a submission's
 from teaching.checks import core, m1_recency, m2_importance_relevance, m3_retrieval_score
 from teaching.checks import m4_retriever as m4
+from teaching.checks import m5_kinds as m5
 
 CLOSE = dict(rel_tol=1e-7, abs_tol=1e-9)
 ERRORS = {n for n in dir(builtins) if isinstance(getattr(builtins, n), type)
@@ -42,6 +43,7 @@ MISTAKES = {
     "importance_score": m2_importance_relevance.IMPORTANCE_MISTAKES,
     "relevance_score": m2_importance_relevance.RELEVANCE_MISTAKES,
     "retrieval_score": m3_retrieval_score.MISTAKES,
+    "kind_recency_score": m5.MISTAKES,
 }
 PUBLIC = {
     "check_recency_score": m1_recency.CASES,
@@ -50,7 +52,10 @@ PUBLIC = {
     "check_retrieval_score": m3_retrieval_score.CASES,
     "check_retrieve": m4.SCENARIOS,
     "check_rank_memories": [m4.SCENARIOS[1]],
+    "check_kind_recency_score": m5.CASES,
+    "check_retrieve_by_kind": m5.KIND_SCENARIOS,
 }
+RANKS = "rank_memories"  # the one scenario function that returns rows and refreshes nothing
 
 
 @dataclass
@@ -86,8 +91,10 @@ def hidden_cases(cell_id: str) -> list:
     namespace = {
         "run_cases": lambda name, cases, function=None: collected.extend(cases),
         "run_scenario": lambda scenario, function=None: collected.append(scenario),
+        "run_kind_scenario": lambda scenario, function=None: collected.append(scenario),
         "Case": core.Case,
         "Scenario": m4.Scenario,
+        "KindScenario": m5.KindScenario,
         "SUPERSEDED": m4.SUPERSEDED,
         "CREATED_AT": m4.CREATED_AT,
         "print": lambda *args, **kwargs: None,
@@ -125,16 +132,13 @@ def request(cell: Cell, case) -> dict:
     if isinstance(case, core.Case):
         kwargs = {k: _plain(v) for k, v in case.kwargs.items()}
         return {"function": cell.function, "args": _plain(case.args), "kwargs": kwargs}
-    memories = [
-        {"id": i, "embedding": list(v), "created_at": core.NOW - c * core.HOUR,
-         "last_accessed": core.NOW - a * core.HOUR, "importance": imp}
-        for i, v, c, a, imp, _ in case.rows
-    ]  # fmt: skip
-    superseded = [[i, by] for i, *_, by in case.rows if by]
-    base = {"function": cell.function, "memories": memories, "superseded": superseded}
-    base.update(query=list(case.query), now=core.NOW)
+    base = {"function": cell.function, "memories": case.memories(),
+            "superseded": case.superseded(), "query": list(case.query),
+            "now": core.NOW}  # fmt: skip
     if cell.function == "retrieve":
         base.update(k=case.k, weights=list(case.weights), decay_rate=case.decay_rate)
+    if cell.function == "retrieve_by_kind":  # math.inf travels as JSON's Infinity
+        base.update(k=case.k, weights=list(case.weights), half_lives=dict(case.half_lives))
     return base
 
 
@@ -171,7 +175,10 @@ def failure(reply: dict | None, function: str, staged: Path) -> str | None:
         return str(core.not_implemented(function))
     if "error" in reply:
         name = reply["error"] if reply["error"] in ERRORS else "an exception"
-        hint = core.CRASH_HINTS.get(name, "read the line, then compare it with the docstring")
+        own = MISTAKES[function].crashes if function in MISTAKES else {}
+        hint = own.get(name) or core.CRASH_HINTS.get(
+            name, "read the line, then compare it with the docstring"
+        )
         return (
             f"{function} raised {name}{_line(staged, reply)}\n  likely mistake: {hint}\n"
             f"  (fix it in {REGISTRY.where(function)})"
@@ -249,27 +256,28 @@ def judge_scenario(
     message = failure(reply, cell.function, staged)
     if message:
         return message, None
-    call = scenario.call() if cell.function == "retrieve" else (
+    call = scenario.call() if cell.function != RANKS else (
         "rank_memories(store, [1.0, 0.0], now)   # five live memories, one superseded")  # fmt: skip
     where = f"  (fix it in {REGISTRY.where(cell.function)})"
     if reply.get("shape") is not None:
         hint = SHAPES.get(reply["shape"], SHAPES["other"])
+        hint = hint.replace("retrieve returned", f"{cell.function} returned")
         return _scenario_message(cell, call, scenario, "not a list of Memory", hint, where), None
     ids, seen = ids_of(reply, scenario), accessed_of(reply, scenario)
     if ids is None or seen is None:
         hint = "the answer could not be read: return the store's own Memory objects"
         return _scenario_message(cell, call, scenario, "unreadable", hint, where), None
-    expected = scenario.expected if cell.function == "retrieve" else list(scenario.ranking)
+    expected = scenario.expected if cell.function != RANKS else list(scenario.ranking)
     if ids != expected:
-        if cell.function == "retrieve":
+        if cell.function != RANKS:
             hint = m4.order_mistake(ids, scenario)
         else:
             hint = {("e", *expected): m4.SUPERSEDED, ("b", "c", "f", "a", "d"): m4.CREATED_AT,
                     tuple(expected[::-1]): "sorted worst first: use reverse=True"}.get(
                         tuple(ids), "sort every live memory by score, highest first")  # fmt: skip
         return _scenario_message(cell, call, scenario, ids, hint, where), ids
-    before = {row[0]: core.NOW - row[3] * core.HOUR for row in scenario.rows}
-    if cell.function == "rank_memories":
+    before = {memory["id"]: memory["last_accessed"] for memory in scenario.memories()}
+    if cell.function == RANKS:
         signals = reply.get("signals")
         if (
             type(signals) is not list
@@ -295,9 +303,10 @@ def judge_scenario(
 def _scenario_message(cell, call, scenario, got, hint, where) -> str:
     if cell.hidden:
         return (
-            f"retrieve: a hidden store failed (it stays hidden)\n  likely mistake: {hint}\n{where}"
+            f"{cell.function}: a hidden store failed (it stays hidden)\n"
+            f"  likely mistake: {hint}\n{where}"
         )
-    expected = scenario.expected if cell.function == "retrieve" else list(scenario.ranking)
+    expected = scenario.expected if cell.function != RANKS else list(scenario.ranking)
     return f"{call}\n  expected: {expected}\n  got:      {got}\n  likely mistake: {hint}\n{where}"
 
 

@@ -83,6 +83,7 @@ def build_store(request: dict):
             Memory(
                 row["id"],
                 f"memory {row['id']}",
+                kind=row.get("kind", "episodic"),
                 created_at=row["created_at"],
                 last_accessed=row["last_accessed"],
                 importance=row["importance"],
@@ -122,7 +123,8 @@ def retrieval(request: dict) -> dict:
     store = build_store(request)
     function = getattr(MODULES["retriever"], request["function"])
     args = (store, request["query"], request["now"])
-    kwargs = {key: request[key] for key in ("k", "weights", "decay_rate") if key in request}
+    kwargs = {key: request[key] for key in ("k", "weights", "decay_rate", "half_lives")
+              if key in request}  # fmt: skip
     result = function(*args, **kwargs)
     if request["function"] == "rank_memories":
         if type(result) is not list or not all(hasattr(r, "memory") for r in result):

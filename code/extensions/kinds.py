@@ -1,19 +1,19 @@
-"""Half-lives per kind of memory, and ranking in which each kind fades at its own pace.
+"""Kind-aware ranking built on Milestone 5: each kind of memory fades at its own pace.
 
-`recency_score` takes an hourly decay rate (0.995 keeps 99.5% of recency per hour). A
-half-life says the same thing in words people use: "after 138 hours, half is left".
-The two convert exactly: rate ** half_life = 0.5.
+The learner core does the work: `kind_recency_score` (scoring.py) halves a memory's
+recency every half-life of its kind, and `retrieve_by_kind` (retriever.py) recalls with
+it. This module adds what the notebooks and the other extensions need around them:
 
-Kinds differ in how they should fade. An episode ("on 12 March we debugged a pool
-leak") is history and fades; a fact ("deploys on Fridays are forbidden") or a skill
-stays true until it is superseded, so it does not fade at all (infinite half-life,
-decay rate 1.0).
+    decay_rates / decay_rate_for_kind   the hourly rate each half-life amounts to
+    rank_by_kind                         the table behind a kind-aware decision (rows)
+    retrieve_by_kind                     the learner's, for a one-user store only
 
-With those rates, `rank_by_kind` and `retrieve_by_kind` rank the stream exactly as
-retriever.py does (the same three scoring functions, the same contract: superseded
-memories skipped, ties kept in store order, only the returned memories touched), except
-that each memory's recency decays at the rate of its own kind instead of one rate for all.
-Recency is still measured from last_accessed, so recalling an episode keeps it warm.
+A half-life says "after 1080 hours, half is left"; a decay rate says "99.936% is kept per
+hour". They convert exactly: rate ** half_life = 0.5. An episode ("on 12 March we debugged
+a pool leak") is history and fades; a fact ("deploys on Fridays are forbidden") or a skill
+("run the tests before pushing") stays true until it is superseded, so its half-life is
+math.inf and its recency stays 1.0. A skill that changes is replaced, not faded
+(extensions/superseding.py keeps its kind).
 
 A store holding several users' memories is refused (MemoryStore.check_one_user):
 recall must never put one user's memory into another user's prompt.
@@ -31,50 +31,32 @@ and tuning the half-lives, which belongs on an evaluation set, not in code.
 
 from __future__ import annotations
 
-import math
+from collections.abc import Mapping
 
-from lab.defaults import TOP_K, WEIGHTS
-from lab.signals import decay_rate_for_half_life
-from lab.units import HOURS_PER_DAY
-from lab.validation import (
-    KINDS,
-    Weights,
-    as_timestamp,
-    check_k,
-    check_kind,
-    check_weights,
-)
+import retriever
+from lab.defaults import HALF_LIVES, TOP_K, WEIGHTS
+from lab.signals import decay_rate_for_half_life, half_life_hours  # noqa: F401 (doctest)
+from lab.validation import KINDS, Weights, as_timestamp, check_half_lives, check_kind, check_weights
 from memory_store import Memory, MemoryStore, check_store
 from retriever import ScoredMemory, rank_memories
+from scoring import kind_recency_score, retrieval_score
 
-# hours; episodes fade over ~6 weeks, facts and skills only when superseded
-DEFAULT_HALF_LIVES: dict[str, float] = {
-    "episodic": 45 * HOURS_PER_DAY,
-    "semantic": math.inf,
-    "procedural": math.inf,
-}
+# hours; episodes fade over ~6 weeks, facts and skills only when superseded (lab/defaults.py)
+DEFAULT_HALF_LIVES: Mapping[str, float] = HALF_LIVES
 
 
-def decay_rate_for_kind(kind: str, half_lives: dict[str, float] | None = None) -> float:
+def decay_rate_for_kind(kind: str, half_lives: Mapping[str, float] | None = None) -> float:
     """The hourly decay rate for one kind of memory, from `half_lives` (hours per kind)."""
     kind = check_kind(kind)
     return decay_rates(half_lives)[kind]
 
 
-def decay_rates(half_lives: dict[str, float] | None = None) -> dict[str, float]:
+def decay_rates(half_lives: Mapping[str, float] | None = None) -> dict[str, float]:
     """The hourly decay rate of every kind, from `half_lives` (hours per kind).
 
     decay_rates() -> {'episodic': 0.99936..., 'semantic': 1.0, 'procedural': 1.0}
     """
-    table = DEFAULT_HALF_LIVES if half_lives is None else half_lives
-    if not isinstance(table, dict):
-        raise TypeError(f"half_lives must be a dict of hours per kind, got {table!r}")
-    missing = [k for k in KINDS if k not in table]
-    if missing:
-        raise ValueError(f"half_lives needs an entry for every kind; missing {missing}")
-    unknown = sorted(set(table) - set(KINDS), key=repr)  # repr: keys of any type sort
-    if unknown:
-        raise ValueError(f"half_lives has unknown kind(s) {unknown}; kinds are {list(KINDS)}")
+    table = check_half_lives(HALF_LIVES if half_lives is None else half_lives)
     return {kind: decay_rate_for_half_life(table[kind]) for kind in KINDS}
 
 
@@ -87,35 +69,37 @@ def rank_by_kind(
     now,
     *,
     weights: Weights = WEIGHTS,
-    half_lives: dict[str, float] | None = None,
+    half_lives: Mapping[str, float] | None = None,
 ) -> list[ScoredMemory]:
-    """Like retriever.rank_memories, but each kind decays at its own half-life.
+    """The ranking retrieve_by_kind recalls from, as rows with their signals. Changes nothing.
 
     Inputs:
         store: a one-user MemoryStore (a store mixing users raises ValueError).
         query_embedding: the query's vector, same model and length as the memories'.
         now: epoch seconds or datetime.
         weights: (w_relevance, w_recency, w_importance).
-        half_lives: hours per kind (default DEFAULT_HALF_LIVES: episodes 45 days,
-            facts and skills never fade).
+        half_lives: hours per kind (default: episodes 45 days, facts and skills never fade).
     Returns:
         ScoredMemory rows for every live (not superseded) memory, best first; equal
-        scores keep the store's order. Changes nothing.
+        scores keep the store's order.
 
     Example: a 90-day-old fact and a fresh episode, both on topic: with the defaults
     the fact keeps recency 1.0, where one rate of 0.995 an hour would have left it ~0.
     """
     query_embedding, now, weights = _checked(store, query_embedding, now, weights)
-    rates = decay_rates(half_lives)
-    # retriever.rank_memories scores with one rate: run it once per distinct rate (facts
-    # and skills share 1.0) and keep each memory's row from the pass with its kind's rate.
-    rows = {}
-    for rate in set(rates.values()):
-        for row in rank_memories(store, query_embedding, now, weights=weights, decay_rate=rate):
-            if rates[row.memory.kind] == rate:
-                rows[row.memory.id] = row
-    in_store_order = [rows[memory.id] for memory in store if memory.id in rows]
-    return sorted(in_store_order, key=lambda row: row.score, reverse=True)  # ties: store order
+    table = check_half_lives(HALF_LIVES if half_lives is None else half_lives)
+    # Your rank_memories with no decay at all gives each live memory its relevance and
+    # importance; the recency is then your kind_recency_score, and the total your
+    # retrieval_score, so this table can never disagree with your retrieve_by_kind.
+    undecayed = rank_memories(store, query_embedding, now, weights=weights, decay_rate=1.0)
+    position = {memory.id: i for i, memory in enumerate(store)}
+    rows = []
+    for row in sorted(undecayed, key=lambda r: position[r.memory.id]):  # back to store order
+        memory = row.memory
+        recency = kind_recency_score(now, memory.last_accessed, memory.kind, table)
+        total = retrieval_score(row.relevance, recency, row.importance, weights=weights)
+        rows.append(row._replace(recency=recency, score=total))
+    return sorted(rows, key=lambda r: r.score, reverse=True)  # ties: store order
 
 
 def retrieve_by_kind(
@@ -125,21 +109,17 @@ def retrieve_by_kind(
     *,
     k: int = TOP_K,
     weights: Weights = WEIGHTS,
-    half_lives: dict[str, float] | None = None,
+    half_lives: Mapping[str, float] | None = None,
 ) -> list[Memory]:
-    """The top k of rank_by_kind; sets last_accessed = now on exactly those memories.
+    """Your retrieve_by_kind (Milestone 5), for a one-user store only.
 
     retrieve_by_kind(store, query, now, k=3) -> [Memory, ...] (at most k, best first)
     """
-    k = check_k(k)
-    recalled = [
-        row.memory
-        for row in rank_by_kind(store, query_embedding, now, weights=weights, half_lives=half_lives)
-    ][:k]
-    now = as_timestamp(now, "now")
-    for memory in recalled:
-        memory.last_accessed = now  # recalled: its recency restarts here
-    return recalled
+    _checked(store, query_embedding, now, weights)
+    table = HALF_LIVES if half_lives is None else half_lives
+    return retriever.retrieve_by_kind(
+        store, query_embedding, now, k=k, weights=weights, half_lives=table
+    )
 
 
 def _checked(store, query_embedding, now, weights):

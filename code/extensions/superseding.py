@@ -87,10 +87,11 @@ def replace_fact(
     importance: float | None = None,
     metadata: dict | None = None,
 ) -> Memory:
-    """Store `text` as a new semantic memory that supersedes the fact `old_id`.
+    """Store `text` as the new version of the fact or skill `old_id`, superseding it.
 
     The old memory keeps everything it had, plus superseded_by = the new id; the new
-    one records metadata["replaces"] = old_id. Importance defaults to the old fact's.
+    one records metadata["replaces"] = old_id and keeps the old one's kind (a changed
+    practice is still a skill). Importance defaults to the old fact's.
     Checked before anything is written, so a refused replacement changes nothing.
 
         replace_fact(store, embedder, "m1", "Eric now prefers OpenAI for the default API",
@@ -114,7 +115,7 @@ def replace_fact(
         new = embedder.remember(
             store,
             text,
-            kind="semantic",
+            kind=old.kind,  # a practice that changed is still procedural
             importance=old.importance if importance is None else importance,
             now=now,
             metadata={**(metadata or {}), "replaces": old_id},

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -205,3 +205,44 @@ def check_decay_rate(decay_rate) -> float:
             f"got {decay_rate!r}"
         )
     return decay_rate
+
+
+def check_half_lives(half_lives: Any) -> dict[str, float]:
+    """Return `half_lives` as {kind: hours} for every kind, or raise naming the rule.
+
+    A half-life is in hours and > 0; math.inf means "never fades" (the kind's recency
+    stays 1.0). None is refused rather than guessed at: write math.inf for a kind
+    that does not fade, so one spelling means one thing.
+
+        check_half_lives({"episodic": 1080, "semantic": math.inf, "procedural": math.inf})
+            -> {'episodic': 1080.0, 'semantic': inf, 'procedural': inf}
+    """
+    if not isinstance(half_lives, Mapping):
+        raise TypeError(
+            f"half_lives must be a dict of hours per kind, e.g. {{'episodic': 1080.0, "
+            f"'semantic': math.inf, 'procedural': math.inf}}; got {half_lives!r}"
+        )
+    missing = [kind for kind in KINDS if kind not in half_lives]
+    if missing:
+        raise ValueError(f"half_lives needs an entry for every kind; missing {missing}")
+    unknown = sorted(set(half_lives) - set(KINDS), key=repr)  # repr: keys of any type sort
+    if unknown:
+        raise ValueError(f"half_lives has unknown kind(s) {unknown}; kinds are {list(KINDS)}")
+    checked = {}
+    for kind in KINDS:
+        value = half_lives[kind]
+        if value is None:
+            raise TypeError(
+                f"half_lives[{kind!r}] is None; write math.inf for a kind that never fades"
+            )
+        if isinstance(value, numbers.Real) and not isinstance(value, bool) and value == math.inf:
+            checked[kind] = math.inf  # never fades
+            continue
+        hours = as_number(value, f"half_lives[{kind!r}]")
+        if not hours > 0:
+            raise ValueError(
+                f"half_lives[{kind!r}] must be a positive number of hours (or math.inf "
+                f"for never), got {value!r}"
+            )
+        checked[kind] = hours
+    return checked

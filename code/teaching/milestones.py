@@ -30,7 +30,7 @@ class Milestone(NamedTuple):
     """One learner function: where it lives, which milestone it is and how it is graded."""
 
     name: str  # the function, e.g. "recency_score"
-    number: int  # the milestone, 1-4
+    number: int  # the milestone, 1-5
     module: str  # the file in code/ that holds it, without .py
     notebook: str  # the notebook that teaches and checks it
     grade_cells: tuple[GradeCell, ...]
@@ -67,6 +67,10 @@ _ROWS = (
          ("check_rank_memories", 2)),
     _row("retrieve", 4, "retriever", "04_retriever.ipynb",
          ("check_retrieve", 3), ("check_retrieve_hidden", 3)),
+    _row("kind_recency_score", 5, "scoring", "07a_kinds.ipynb",
+         ("check_kind_recency_score", 2), ("check_kind_recency_score_hidden", 2)),
+    _row("retrieve_by_kind", 5, "retriever", "07a_kinds.ipynb",
+         ("check_retrieve_by_kind", 2), ("check_retrieve_by_kind_hidden", 2)),
 )  # fmt: skip
 
 MILESTONES: dict[str, Milestone] = {row.name: row for row in _ROWS}  # in milestone order
@@ -83,7 +87,12 @@ TOTAL_POINTS = sum(cell.points for row in _ROWS for cell in row.grade_cells)
 
 # The tests that are a learner's to-do list: they fail until the milestones are right,
 # while every other test that reaches an unfinished function is skipped ("waits for you").
-MILESTONE_TESTS = ("test_scoring.py", "test_retriever.py", "test_guiding_examples.py")
+MILESTONE_TESTS = (
+    "test_scoring.py",
+    "test_retriever.py",
+    "test_guiding_examples.py",
+    "test_kind_recency.py",
+)
 
 
 def where(name: str) -> str:

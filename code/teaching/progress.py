@@ -1,4 +1,4 @@
-"""Your progress over the four milestones, in one command: what passes, what fails, what next.
+"""Your progress over the five milestones, in one command: what passes, what fails, what next.
 
     python code/run.py progress
 
@@ -9,6 +9,9 @@ check cells) and prints one line per function, then the next thing to do:
     Milestone 2  importance_score  FAIL  importance_score(7)  expected 0.7, got 7 ...
     ...
     Next: fix importance_score in code/scoring.py, Milestone 2 (02_importance_and_relevance.ipynb)
+
+Milestones 1-4 are notebooks 01-04; Milestone 5 (memory kinds) is notebook 07a, after the
+chat (05) and the failure modes (06), so the next step says so when only it is left.
 
 Each check runs in its own short-lived Python process with a time limit, so a function
 that loops forever or crashes the interpreter is reported, not waited on. The exit
@@ -92,12 +95,14 @@ def report(outcomes: list[Outcome]) -> str:
     todo = next((o for o in outcomes if o.status != "pass"), None)
     if todo is None:
         lines.append(
-            "All four milestones pass. Next: notebooks 05 to 09 (07a-07h in any order), "
-            "then EVALUATION.md."
+            f"All {len({MILESTONES[o.name].number for o in outcomes})} milestones pass. Next: "
+            "notebooks 07b-07h (in any order), 08 and 09, then EVALUATION.md."
         )
     else:
         verb = "implement" if todo.status == "todo" else "fix"
-        lines.append(f"Next: {verb} {todo.name} in {where(todo.name)}.")
+        later = MILESTONES[todo.name].number == max(row.number for row in MILESTONES.values())
+        before = "notebooks 05 and 06 if you have not yet, then " if later else ""
+        lines.append(f"Next: {before}{verb} {todo.name} in {where(todo.name)}.")
         if todo.status == "FAIL":
             lines += ["", *todo.message.splitlines()]
     return "\n".join(lines)

@@ -190,7 +190,12 @@ def test_retrieve_by_kind_rejects_a_bad_k(store, k, error):
             ValueError,
             r"unknown kind\(s\) \['x', 1\]",
         ),
-        ({"half_lives": {**DEFAULT_HALF_LIVES, "semantic": 0}}, ValueError, "half_life_hours"),
+        (
+            {"half_lives": {**DEFAULT_HALF_LIVES, "semantic": 0}},
+            ValueError,
+            r"half_lives\['semantic'\] must be a positive number of hours",
+        ),
+        ({"half_lives": {**DEFAULT_HALF_LIVES, "semantic": None}}, TypeError, "math.inf"),
     ],
 )
 def test_rank_by_kind_names_the_bad_argument(store, args, error, pattern):
@@ -220,3 +225,16 @@ def test_a_store_mixing_two_users_is_refused_so_no_memory_reaches_another_users_
     with pytest.raises(ValueError, match=r"2 users \('alice', 'bob'\).*one user's store"):
         ranker(store, [1.0, 0.0], NOW)
     assert {m.id: m.last_accessed for m in store} == before  # nothing touched
+
+
+def test_a_replaced_practice_stays_procedural_and_only_the_new_one_is_recalled():
+    from embedding_helpers import Embedder
+    from extensions.superseding import replace_fact
+
+    embedder = Embedder("memorylab/hashed-bow-384")
+    store = MemoryStore()
+    embedder.remember(store, "to deploy run make deploy", kind="procedural", now=NOW - 300 * 86400)
+    new = replace_fact(store, embedder, "m1", "to deploy push a version tag", NOW)
+    assert new.kind == "procedural" and store.get("m1").superseded_by == new.id
+    query = embedder.query(store, "how do I deploy")
+    assert [m.id for m in retrieve_by_kind(store, query, NOW, k=5)] == [new.id]

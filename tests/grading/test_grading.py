@@ -173,9 +173,9 @@ def test_the_table_gives_points_per_milestone_and_the_total():
     ana = Graded("ana", [Outcome(c, score=float(c.points)) for c in CELLS if c.milestone != 2])
     bo = Graded("bo", [Outcome(c) for c in CELLS])
     assert table([ana, bo]).splitlines() == [
-        "student  M1 /5  M2 /6  M3 /4  M4 /8  total /23",
-        "ana          5      0      4      8         17",
-        "bo           0      0      0      0          0",
+        "student  M1 /5  M2 /6  M3 /4  M4 /8  M5 /8  total /31",
+        "ana          5      0      4      8      8         25",
+        "bo           0      0      0      0      0          0",
     ]
     assert table([bo], isolated=False).splitlines()[-1].startswith("NOT ISOLATED")
 
@@ -292,11 +292,11 @@ def test_a_regrade_starts_from_zero_and_the_csv_holds_this_batch_only(course):
     write_csv(course / "grades.csv", course, ["ana"])
     rows = (course / "grades.csv").read_text().splitlines()
     assert rows == [
-        "student_id,milestone_1,milestone_2,milestone_3,milestone_4,total",
-        "ana,0,0,0,0,0",
+        "student_id,milestone_1,milestone_2,milestone_3,milestone_4,milestone_5,total",
+        "ana,0,0,0,0,0,0",
     ]
     write_csv(course / "all.csv", course)
-    assert (course / "all.csv").read_text().splitlines()[-1] == "bo,5,6,4,8,23"
+    assert (course / "all.csv").read_text().splitlines()[-1] == "bo,5,6,4,8,8,31"
 
 
 def test_the_feedback_page_is_escaped_offline_and_capped(tmp_path):

@@ -354,3 +354,192 @@ def test_a_crash_outside_the_learners_files_names_no_line():
         checks.check_recency_score(crashing)
     message = str(failure.value)
     assert "TypeError: unsupported operand" in message and " at " not in message
+
+
+# --- Milestone 5: kind_recency_score, retrieve_by_kind, the kind labels ------------------
+
+from retriever import retrieve_by_kind  # noqa: E402  (the Milestone 5 part of this file)
+from scoring import kind_recency_score  # noqa: E402
+from teaching.checks import m5_kinds  # noqa: E402
+
+DEFAULT = dict(m5_kinds.HALF_LIVES)
+
+
+def _kind_rule(rule):
+    """A wrong kind_recency_score from rule(hours, seconds, kind, table)."""
+
+    def wrong(now, last, kind, half_lives=DEFAULT):
+        return rule(max(0.0, now - last) / HOUR, now - last, kind, half_lives)
+
+    return wrong
+
+
+WRONG_KIND_RECENCY = [
+    ("a half-life is not a decay rate", _kind_rule(lambda h, s, kind, t: t[kind] ** h)),
+    ("inverted into a share kept per hour", _kind_rule(lambda h, s, kind, t: (1 / t[kind]) ** h)),
+    (
+        "episodic memories never faded",
+        _kind_rule(lambda h, s, kind, t: 1.0 if kind == "episodic" else 0.5 ** (h / t[kind])),
+    ),
+    ("the kind was ignored", _kind_rule(lambda h, s, kind, t: 0.5 ** (h / t["episodic"]))),
+    ("nothing faded", _kind_rule(lambda h, s, kind, t: 1.0)),
+    ("the gap was used in seconds", _kind_rule(lambda h, s, kind, t: 0.5 ** (max(0, s) / t[kind]))),
+    ("converted to days", _kind_rule(lambda h, s, kind, t: 0.5 ** (h / 24 / t[kind]))),
+    (  # crashes on a memory just accessed (0 hours): the crash is explained in these terms
+        "divide the hours by the half-life",
+        _kind_rule(lambda h, s, kind, t: 0.5 ** (t[kind] / h)),
+    ),
+    ("the part forgotten", _kind_rule(lambda h, s, kind, t: 1 - 0.5 ** (h / t[kind]))),
+    (
+        "the half_lives argument was ignored",
+        _kind_rule(lambda h, s, kind, t: 0.5 ** (h / DEFAULT[kind])),
+    ),
+    (
+        "future must count as 0 hours",
+        _kind_rule(lambda h, s, kind, t: 0.5 ** (s / HOUR / t[kind])),
+    ),
+]
+
+
+def test_the_reference_passes_the_milestone_5_checks(capsys):
+    checks.check_kind_recency_score()
+    checks.check_retrieve_by_kind()
+    out = capsys.readouterr().out.splitlines()
+    assert out[1:] == ["kind_recency_score: 10 checks passed", "retrieve_by_kind: 6 checks passed"]
+    assert "FAST = {'episodic': 24" in out[0]  # the tables the calls name, shown first
+
+
+def test_every_milestone_5_answer_is_what_the_reference_computes():
+    for case in m5_kinds.CASES:
+        assert kind_recency_score(*case.args, **case.kwargs) == pytest.approx(
+            case.expected, abs=1e-9
+        )
+    for scenario in m5_kinds.KIND_SCENARIOS:
+        store = scenario.build()
+        got = retrieve_by_kind(
+            store, list(scenario.query), checks.NOW, k=100, weights=scenario.weights,
+            half_lives=scenario.half_lives,
+        )  # fmt: skip
+        assert tuple(m.id for m in got) == scenario.ranking, scenario.title
+
+
+@pytest.mark.parametrize(
+    ("check", "where"),
+    [
+        (checks.check_kind_recency_score, "code/scoring.py, Milestone 5 (07a_kinds.ipynb)"),
+        (checks.check_retrieve_by_kind, "code/retriever.py, Milestone 5 (07a_kinds.ipynb)"),
+    ],
+)
+def test_a_milestone_5_stub_is_reported_with_its_file(check, where, capsys):
+    with pytest.raises(NotImplementedYet, match="not implemented yet") as failure:
+        check(_stub)
+    assert where in str(failure.value)
+
+
+@pytest.mark.parametrize(
+    ("mistake", "wrong"), WRONG_KIND_RECENCY, ids=[m for m, _ in WRONG_KIND_RECENCY]
+)
+def test_a_wrong_kind_recency_fails_naming_its_mistake(mistake, wrong, capsys):
+    with pytest.raises(CheckFailed) as failure:
+        checks.check_kind_recency_score(wrong)
+    message = str(failure.value)
+    assert "expected:" in message and "got:" in message
+    assert mistake in message, message
+
+
+def test_an_overflow_from_a_half_life_used_as_a_rate_is_explained_as_that(capsys):
+    def as_rate(now, last, kind, half_lives=DEFAULT):
+        return half_lives[kind] ** ((now - last) / HOUR)  # 1080 ** 1080 overflows
+
+    with pytest.raises(CheckFailed) as failure:
+        checks.check_kind_recency_score(as_rate)
+    message = str(failure.value)
+    assert "OverflowError" in message and "half-life is not a decay rate" in message
+    assert "exponent in hours" not in message  # the general hint would mislead here
+
+
+def _by_kind_variant(recency=None, half_lives_used=None, weights_used=None, from_created=False,
+                     skip_superseded=True, touch="returned", order="stable"):  # fmt: skip
+    """A retrieve_by_kind with one deliberate mistake, built from the reference scoring."""
+    from scoring import importance_score as imp_score
+    from scoring import relevance_score as rel_score
+    from scoring import retrieval_score as total
+
+    def wrong(store, q, now, k=3, weights=(1.0, 1.0, 1.0), half_lives=DEFAULT):
+        table = half_lives_used or half_lives
+        scored = []
+        for m in store:
+            if skip_superseded and m.superseded_by is not None:
+                continue
+            since = m.created_at if from_created else m.last_accessed
+            rec = recency(now, since) if recency else kind_recency_score(now, since, m.kind, table)
+            score = total(rel_score(q, m.embedding), rec, imp_score(m.importance),
+                          weights_used or weights)  # fmt: skip
+            scored.append((score, m))
+        if order == "stable":
+            ranked = sorted(scored, key=lambda p: p[0], reverse=True)
+        else:
+            ranked = sorted(scored, key=lambda p: p[0])[::-1]
+        top = [m for _, m in ranked[:k]]
+        for m in {"returned": top, "none": [], "all": list(store)}[touch]:
+            m.last_accessed = now
+        return top
+
+    return wrong
+
+
+WRONG_BY_KIND = [
+    ("recency_score with one decay rate", _by_kind_variant(recency=recency_score)),
+    ("half_lives argument was not passed on", _by_kind_variant(half_lives_used=DEFAULT)),
+    ("weights argument was not passed on", _by_kind_variant(weights_used=(1.0, 1.0, 1.0))),
+    ("from created_at", _by_kind_variant(from_created=True)),
+    ("superseded memory was returned", _by_kind_variant(skip_superseded=False)),
+    ("not refreshed", _by_kind_variant(touch="none")),
+    ("every memory was refreshed", _by_kind_variant(touch="all")),
+    ("keep the store's order", _by_kind_variant(order="reversed")),
+    (
+        "ids were returned",
+        lambda *a, **kw: [m.id for m in retrieve_by_kind(*a, **kw)],
+    ),
+]
+
+
+@pytest.mark.parametrize(("mistake", "wrong"), WRONG_BY_KIND, ids=[m for m, _ in WRONG_BY_KIND])
+def test_a_wrong_retrieve_by_kind_fails_naming_its_mistake(mistake, wrong):
+    with pytest.raises(CheckFailed) as failure:
+        checks.check_retrieve_by_kind(wrong)
+    message = str(failure.value)
+    assert "expected:" in message and "got:" in message
+    assert mistake in message, message
+    assert "Milestone 5" in message
+
+
+RIGHT_LABELS = {memory_id: kind for memory_id, _, kind in m5_kinds.TO_LABEL}
+
+
+def test_the_right_kind_labels_pass(capsys):
+    checks.check_kind_labels(dict(RIGHT_LABELS))
+    assert capsys.readouterr().out == "kind labels: all 8 right\n"
+
+
+def test_a_wrong_kind_label_is_explained_with_the_right_kind_and_why():
+    labels = {**RIGHT_LABELS, "k3": "semantic", "k5": "semantic", "k2": "fact"}
+    with pytest.raises(CheckFailed) as failure:
+        checks.check_kind_labels(labels)
+    message = str(failure.value)
+    assert message.startswith("3 of 8 labels are off")
+    assert "you said semantic; it is procedural: it says how to do something" in message
+    assert "you said semantic; it is episodic: it records something that happened" in message
+    assert "'fact' is not a kind; it is semantic" in message
+
+
+@pytest.mark.parametrize(
+    ("labels", "match"),
+    [
+        ({"k1": "episodic"}, "no label yet for k2, k3"),
+        ([("k1", "episodic")], "labels must be a dict"),
+    ],
+)
+def test_missing_labels_or_no_dict_are_named(labels, match):
+    with pytest.raises(CheckFailed, match=match):
+        checks.check_kind_labels(labels)

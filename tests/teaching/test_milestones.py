@@ -79,7 +79,7 @@ def test_no_other_notebook_is_graded():
 
 
 def test_the_points_add_up_to_the_lab_total():
-    assert TOTAL_POINTS == 23
+    assert TOTAL_POINTS == 31  # 5 + 6 + 4 + 8 + 8
 
 
 def test_every_learner_function_has_a_public_check_of_its_name():
@@ -99,8 +99,8 @@ def test_every_learner_function_is_defined_in_the_file_the_registry_names(name):
 
 def test_milestones_are_numbered_in_order_and_each_has_a_notebook():
     numbers = [row.number for row in MILESTONES.values()]
-    assert numbers == sorted(numbers) and set(numbers) == {1, 2, 3, 4}
-    assert sorted(NOTEBOOKS.values()) == [1, 2, 3, 4]
+    assert numbers == sorted(numbers) and set(numbers) == {1, 2, 3, 4, 5}
+    assert sorted(NOTEBOOKS.values()) == [1, 2, 3, 4, 5]
 
 
 def test_the_grader_reads_the_same_table():
@@ -111,3 +111,19 @@ def test_the_grader_reads_the_same_table():
 
 def test_where_names_the_file_the_milestone_and_the_notebook():
     assert MILESTONES["retrieve"].where == "code/retriever.py, Milestone 4 (04_retriever.ipynb)"
+    five = "code/scoring.py, Milestone 5 (07a_kinds.ipynb)"
+    assert MILESTONES["kind_recency_score"].where == five
+
+
+def test_milestone_5_is_one_scoring_and_one_retriever_function_graded_in_07a():
+    rows = [row for row in MILESTONES.values() if row.number == 5]
+    assert [(row.name, row.module) for row in rows] == [
+        ("kind_recency_score", "scoring"),
+        ("retrieve_by_kind", "retriever"),
+    ]
+    assert GRADE_CELLS["07a_kinds.ipynb"] == {
+        "check_kind_recency_score": 2,
+        "check_kind_recency_score_hidden": 2,
+        "check_retrieve_by_kind": 2,
+        "check_retrieve_by_kind_hidden": 2,
+    }

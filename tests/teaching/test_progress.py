@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -19,20 +20,22 @@ def run_progress(code: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.slow
-@pytest.mark.needs_milestones(4)
+@pytest.mark.needs_milestones(5)
 def test_progress_shows_each_milestone_and_what_to_do_next(tmp_path):
     code = tmp_path / "code"
     shutil.copytree(ROOT / "code", code, ignore=shutil.ignore_patterns("__pycache__"))
     done = run_progress(code)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "6 of 6 functions pass their checks." in done.stdout
+    assert "8 of 8 functions pass their checks." in done.stdout
+    assert "All 5 milestones pass. Next: notebooks 07b-07h" in done.stdout
+    assert "Milestone 5  kind_recency_score" in done.stdout
     scoring = (code / "scoring.py").read_text()
     (code / "scoring.py").write_text(
         scoring.replace("return importance / 10.0", "return importance")
     )
     done = run_progress(code)
     assert done.returncode == 1
-    assert "importance_score  FAIL  importance_score(" in done.stdout
+    assert re.search(r"importance_score +FAIL  importance_score\(", done.stdout)
     assert "Next: fix importance_score in code/scoring.py, Milestone 2" in done.stdout
     assert "likely mistake: the rating was returned as is; divide by 10" in done.stdout
 
@@ -52,6 +55,20 @@ def test_progress_reports_todo_fail_and_pass_and_names_the_next_step():
     assert "1 of 3 functions pass their checks." in lines
     assert any(line.startswith("Next: fix importance_score in code/scoring.py") for line in lines)
     assert lines[-1] == "  likely mistake: divide by 10"
+
+
+def test_when_only_milestone_5_is_left_progress_points_to_notebooks_05_and_06_first():
+    from teaching.milestones import MILESTONES
+    from teaching.progress import Outcome, report
+
+    outcomes = [Outcome(name, "pass", "checks passed") for name in MILESTONES]
+    outcomes[-2] = Outcome("kind_recency_score", "todo", "not implemented yet")
+    text = report(outcomes)
+    assert (
+        "Next: notebooks 05 and 06 if you have not yet, then implement kind_recency_score in "
+        "code/scoring.py, Milestone 5 (07a_kinds.ipynb)." in text
+    )
+    assert "Milestone 5  kind_recency_score  todo" in text
 
 
 @pytest.mark.needs_milestones(2)

@@ -8,6 +8,7 @@
     m2_importance_relevance.py  Milestone 2: importance_score, relevance_score
     m3_retrieval_score.py       Milestone 3: retrieval_score
     m4_retriever.py             Milestone 4: rank_memories, retrieve (scenarios on stores)
+    m5_kinds.py                 Milestone 5: kind_recency_score, retrieve_by_kind; kind labels
     failure_modes.py            notebook 06: blame a signal, reproduce a failure, fix it
     answers.py                  answer cells: numbers checked with a tolerance, a recall's
                                 fields, the memory block's tokens (formative, not graded)
@@ -50,6 +51,14 @@ from teaching.checks.m4_retriever import (
     check_retrieve,
     run_scenario,
 )
+from teaching.checks.m5_kinds import MISTAKES as KIND_RECENCY_MISTAKES
+from teaching.checks.m5_kinds import (
+    KindScenario,
+    check_kind_labels,
+    check_kind_recency_score,
+    check_retrieve_by_kind,
+    run_kind_scenario,
+)
 from teaching.milestones import MILESTONES
 
 __all__ = [
@@ -59,16 +68,21 @@ __all__ = [
     "SUPERSEDED",
     "Case",
     "CheckFailed",
+    "KindScenario",
     "NotImplementedYet",
     "Scenario",
     "check_importance_score",
+    "check_kind_labels",
+    "check_kind_recency_score",
     "check_rank_memories",
     "check_recency_score",
     "check_relevance_score",
     "check_retrieval_score",
     "check_retrieve",
+    "check_retrieve_by_kind",
     "require_milestones",
     "run_cases",
+    "run_kind_scenario",
     "run_scenario",
 ]
 
@@ -77,6 +91,7 @@ MISTAKES: dict[str, Mistakes] = {
     "importance_score": IMPORTANCE_MISTAKES,
     "relevance_score": RELEVANCE_MISTAKES,
     "retrieval_score": RETRIEVAL_SCORE_MISTAKES,
+    "kind_recency_score": KIND_RECENCY_MISTAKES,
 }
 
 CHECKS: dict[str, Callable[..., None]] = {
@@ -86,6 +101,8 @@ CHECKS: dict[str, Callable[..., None]] = {
     "retrieval_score": check_retrieval_score,
     "rank_memories": check_rank_memories,
     "retrieve": check_retrieve,
+    "kind_recency_score": check_kind_recency_score,
+    "retrieve_by_kind": check_retrieve_by_kind,
 }
 
 

@@ -25,7 +25,7 @@ import importlib
 import math
 import numbers
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -190,11 +190,18 @@ class Mistakes:
         the same arguments as the real one). The first that matches is reported.
     nan: the hint for a NaN answer.
     limits: (low, high, hint) when every right answer lies in [low, high].
+    crashes: {exception class name: hint} for crashes this function's mistakes cause,
+        said instead of the general CRASH_HINTS (an OverflowError means something else
+        in a half-life than in a decay rate).
     """
 
     models: Sequence[tuple[str, Callable]] = ()
     nan: str = "NaN means an invalid operation (0/0, or a power of a negative number)"
     limits: tuple[float, float, str] | None = None
+    crashes: Mapping[str, str] = field(default_factory=dict)
+
+    def crash_hint(self, crash: Crash) -> str:
+        return self.crashes.get(type(crash.error).__name__, crash.hint)
 
 
 NO_MISTAKES = Mistakes()
@@ -255,7 +262,8 @@ def check_cases(
     results = [(case, attempt(name, function, *case.args, **case.kwargs)) for case in cases]
     for case, got in results:  # every case ran first, so the diagnosis can use all answers
         if isinstance(got, Crash):
-            raise report(show_call(name, case), case.expected, str(got), got.hint, name)
+            hint = mistakes.crash_hint(got)
+            raise report(show_call(name, case), case.expected, str(got), hint, name)
         if not (_is_number(got) and _close(float(got), case.expected)):
             mistake = diagnose(results, got, mistakes)
             raise report(show_call(name, case), case.expected, got, mistake, name)

@@ -58,6 +58,17 @@ class Scenario:
     def expected(self) -> list[str]:
         return list(self.ranking[: self.k])
 
+    def memories(self) -> list[dict]:
+        """The store's memories as plain values (what the grader's worker builds from)."""
+        return [
+            {"id": i, "embedding": list(vector), "created_at": NOW - created * HOUR,
+             "last_accessed": NOW - accessed * HOUR, "importance": importance}
+            for i, vector, created, accessed, importance, _ in self.rows
+        ]  # fmt: skip
+
+    def superseded(self) -> list[list[str]]:
+        return [[i, by] for i, *_, by in self.rows if by]
+
     def build(self) -> MemoryStore:
         store = MemoryStore()
         for memory_id, vector, created, accessed, importance, _ in self.rows:
