@@ -34,7 +34,7 @@ def test_grades_csv_counts_only_the_autograded_cells_when_the_gradebook_holds_ma
                 )
     write_gradebook(Graded("ana", [Outcome(c, score=float(c.points)) for c in CELLS]), tmp_path)
     write_csv(tmp_path / "grades.csv", tmp_path)
-    assert (tmp_path / "grades.csv").read_text().splitlines()[-1] == "ana,5,6,4,8,23"
+    assert (tmp_path / "grades.csv").read_text().splitlines()[-1] == "ana,5,6,4,8,8,31"
 
 
 def test_every_model_answer_line_is_a_secret_the_leak_check_looks_for():

@@ -20,10 +20,6 @@ ROOT = Path(__file__).resolve().parents[2]
 TABLE = (ROOT / "docs" / "learning-objectives.md").read_text(encoding="utf-8")
 EVALUATION = (ROOT / "EVALUATION.md").read_text(encoding="utf-8")
 
-# Named by the table before they land with Milestone 5 (notebook 07a and its check):
-# skipped while absent, checked like every other name once they exist.
-PENDING = {"check_kind_recency_score", ("07a_kinds.ipynb", "the classification exercise")}
-
 
 def rows() -> list[list[str]]:
     """The objective rows of the table: [number, objective, taught, practised, checked]."""
@@ -84,8 +80,6 @@ def test_every_section_the_table_names_is_a_heading_of_that_notebook(notebook, s
     path = ROOT / "notebooks" / notebook
     assert path.is_file(), f"{notebook} does not exist"
     found = any(h.lower().startswith(section.lower()) for h in headings(notebook))
-    if not found and (notebook, section) in PENDING:
-        pytest.skip(f"{notebook} § {section}: lands with Milestone 5")
     assert found, f"{notebook} has no section starting {section!r}: {headings(notebook)}"
 
 
@@ -96,8 +90,6 @@ CHECKS = sorted({name for row in rows() for name in check_names(row[4])})
 def test_every_check_the_table_names_exists(name):
     modules = (checks, failure_modes, answers)
     found = any(callable(getattr(module, name, None)) for module in modules)
-    if not found and name in PENDING:
-        pytest.skip(f"{name}: lands with Milestone 5")
     assert found, f"no check {name} in teaching.checks"
 
 

@@ -68,7 +68,7 @@ def test_manual_cells_are_markdown_answers_with_a_model_answer_to_clear():
 
 def test_manual_cells_are_not_in_the_autograded_total():
     assert not set().union(*MANUAL_CELLS.values()) & set().union(*GRADE_CELLS.values())
-    assert MANUAL_POINTS == 8 and TOTAL_POINTS == 23
+    assert MANUAL_POINTS == 8 and TOTAL_POINTS == 31
 
 
 def test_no_other_notebook_is_graded():
