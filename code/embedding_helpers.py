@@ -155,7 +155,7 @@ class Embedder:
         The memory belongs to `user_id`, by default the store's user when it has one.
         """
         store.check_model(self.model, what=f"the memory {text!r}")
-        user_id = user_id or getattr(store, "user_id", "default")
+        user_id = user_id or store.user_id or "default"  # None: the index's many-user store
         memory = self.memory(
             memory_id or store.next_id(), text, kind, importance, now, metadata, user_id
         )

@@ -193,6 +193,19 @@ def _archive(store, embedder, cluster, text, source, importance, now) -> Memory:
 
 
 def _write_fact(store, embedder, cluster, evidence, text, source, importance, now) -> Memory:
+    for memory in cluster:  # checked on the store's current rows, inside the transaction
+        current = store.reread(memory.id)
+        if current is None or current.superseded_by is not None:
+            state = (
+                "is no longer stored"
+                if current is None
+                else (f"is already archived under {current.superseded_by!r}")
+            )
+            raise ValueError(
+                f"episode {memory.id!r} {state} (consolidated or removed by another "
+                "process since this store read it?): a cluster is consolidated once, so no "
+                "fact was written; reopen the store to see its current memories"
+            )
     fact = embedder.remember(
         store,
         text,

@@ -111,6 +111,17 @@ def replace_fact(
             f"current version {current.id!r} instead"
         )
     with store.transaction():  # all or nothing: never two live versions of one fact
+        current = store.reread(old_id)  # the store's row now: another process may have
+        if current is None or current.superseded_by is not None:  # replaced it meanwhile
+            state = (
+                "is no longer stored"
+                if current is None
+                else (f"was already replaced by {current.superseded_by!r}")
+            )
+            raise ValueError(
+                f"memory {old_id!r} {state} (by another process, since this store read "
+                "it); nothing was written: reopen the store and replace the current version"
+            )
         new = embedder.remember(
             store,
             text,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from array import array
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -31,6 +32,11 @@ Weights = tuple[float, float, float]  # (relevance, recency, importance), each >
 EPOCH_RANGE = (-62_135_596_800.0, 253_402_300_799.0)
 KINDS = ("episodic", "semantic", "procedural")  # events, durable facts, skills
 IMPORTANCE_RANGE = (1, 10)  # the Generative Agents "poignancy" scale
+# A memory's text holds at most this many characters (about two pages, 2,000 tokens):
+# enough for a note or an episode, while a pasted file would make every prompt that
+# recalls it as large as the file. Only the embedding input is cut shorter (256 tokens).
+MAX_TEXT_CHARS = 8_000
+FLOAT32_MAX = 3.4028234663852886e38  # the largest finite float32
 
 
 def as_timestamp(value: Any, name: str = "time") -> float:
@@ -117,6 +123,44 @@ def as_vector(values: Any, name: str = "embedding") -> tuple[float, ...]:
     if not vector:
         raise ValueError(f"{name} must have at least one value, got an empty sequence")
     return tuple(vector)
+
+
+def as_float32_vector(values: Any, name: str = "embedding") -> tuple[float, ...]:
+    """as_vector, then each value rounded to the nearest float32 (kept as Python floats).
+
+    A memory's vector is rounded once, when the memory is made, so that a file holding
+    float32s keeps it exactly and a reopened store ranks exactly as before; scores are
+    still computed in float64 from these values.
+        as_float32_vector([0.1, 1.0]) -> (0.10000000149011612, 1.0)
+    A value float32 cannot hold (beyond 3.4e38, or so small it would become 0) is refused.
+    """
+    vector = as_vector(values, name)
+    rounded = array("f", vector)  # C-speed rounding to float32; out-of-range -> inf or 0
+    if math.inf in rounded or -math.inf in rounded or rounded.count(0.0) != vector.count(0.0):
+        i, x = next(
+            (i, x)
+            for i, (x, r) in enumerate(zip(vector, rounded))
+            if math.isinf(r) or (r == 0.0) != (x == 0.0)
+        )
+        raise ValueError(
+            f"{name}[{i}] = {x!r} cannot be kept as a float32: non-zero values must be "
+            f"between about 1e-45 and {FLOAT32_MAX:.3g} in size; rescale the vector "
+            "(cosine similarity ignores its length)"
+        )
+    return tuple(rounded)
+
+
+def check_memory_text(value: Any, name: str = "text") -> str:
+    """Return `value` if it is a string of at most MAX_TEXT_CHARS characters, else raise."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, got {type(value).__name__}: {value!r:.80}")
+    if len(value) > MAX_TEXT_CHARS:
+        raise ValueError(
+            f"{name} is {len(value):,} characters long; a memory holds at most "
+            f"{MAX_TEXT_CHARS:,} (MAX_TEXT_CHARS): split it into several memories or "
+            f"store a summary. It starts {value[:40]!r}"
+        )
+    return value
 
 
 def check_int(value: Any, name: str, minimum: int = 1, meaning: str = "") -> int:
