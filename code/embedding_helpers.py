@@ -38,7 +38,8 @@ from collections.abc import Sequence
 from lab import hybrid_embedding, minilm
 from lab.hybrid_embedding import check_offline_model, offline_vectors
 from lab.offline_embedding import offline_embedding  # noqa: F401  (the toy, re-exported)
-from lab.validation import check_text
+from lab.redaction import redact, redact_data
+from lab.validation import check_memory_text, check_text
 from memory_store import Memory, MemoryStore
 
 REEMBED_COMMAND = "python code/run.py reembed"  # re-embeds a store file with today's model
@@ -119,10 +120,20 @@ class Embedder:
         metadata: dict | None = None,
         user_id: str = "default",
     ) -> Memory:
-        """A new Memory of `text`, embedded and stamped with this model, created at `now`."""
+        """A new Memory of `text`, embedded and stamped with this model, created at `now`.
+
+        Secrets are redacted from the text and metadata first (lab/redaction.py): a key a
+        provider echoed in an error, or one pasted into the chat, is never stored, never
+        sent along with a recalled memory, never exported. metadata["redacted"] counts them.
+        """
         now = time.time() if now is None else now
+        check_text(text, "text")
+        clean = redact(text)
+        metadata = redact_data(dict(metadata or {}))
+        if clean != text:
+            metadata["redacted"] = clean.count("[redacted")
+        text = check_memory_text(clean, "text")  # before the embedding: a clear error first
         embedding = self.embed_one(text)
-        metadata = dict(metadata or {})
         if self.truncated:
             tokens = minilm.token_count(text)
             metadata["embedded"] = f"the first {minilm.MAX_TOKENS} of {tokens:,} tokens"

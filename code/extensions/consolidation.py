@@ -29,8 +29,9 @@ from typing import NamedTuple
 
 from embedding_helpers import Embedder
 from extensions.model_choice import ask, is_offline, resolve_chat_model
-from lab.memory_block import format_date
+from lab.memory_block import DATA_NOT_INSTRUCTIONS, format_date, render_notes
 from lab.models import ModelCallError
+from lab.redaction import redact
 from lab.validation import as_number, as_timestamp, check_importance, check_int
 from memory_store import Memory, MemoryStore
 from scoring import relevance_score
@@ -43,6 +44,7 @@ SUMMARY_PROMPT = """Below are {n} notes, each about an event in a person's life,
 seem to concern the same thing. Write ONE standalone sentence stating the durable fact \
 or lesson they add up to, readable months from now without the notes. Reply with that \
 sentence only.
+{data_not_instructions}
 
 {notes}"""
 
@@ -127,12 +129,13 @@ def summarise_cluster(
     model, kwargs = resolve_chat_model(model, **model_kwargs)
     if is_offline(model):
         return offline_summary(memories), "offline"
-    notes = "\n".join(f"- ({format_date(m.created_at)}) {m.text}" for m in memories)
-    prompt = SUMMARY_PROMPT.format(n=len(memories), notes=notes)
+    prompt = SUMMARY_PROMPT.format(  # the chat's escaped block: no note can forge another
+        n=len(memories), notes=render_notes(memories), data_not_instructions=DATA_NOT_INSTRUCTIONS
+    )
     try:
         reply = ask(model, prompt, **kwargs)
     except ModelCallError as exc:
-        reason = str(exc).splitlines()[0]
+        reason = redact(str(exc).splitlines()[0])  # stored in metadata: never a key
         return offline_summary(memories), f"offline (model failed: {reason})"
     lines = [line.strip().strip('"').strip() for line in reply.splitlines()]
     sentence = next((line for line in lines if line), "")

@@ -24,6 +24,7 @@ from typing import Any
 
 from config import IN_MEMORY, Settings, load_settings
 from lab.memory_block import format_age
+from lab.redaction import redact
 from lab.sqlite_store import PersistentMemoryStore, StoreFileError, export_jsonl, list_users
 from memory_store import EmbeddingModelMismatch, MemoryStore
 
@@ -84,14 +85,14 @@ def main(argv: list[str] | None = None, input_fn=input, output=None, *, chat_tur
     try:
         store = open_chat_store(settings)
     except EmbeddingModelMismatch as exc:
-        say(f"error: {exc}")
+        say(f"error: {redact(str(exc))}")
         say(
             f"To re-embed them with {settings.embed_model}: python code/run.py reembed "
             f"--user {settings.user_id} --db {settings.db_path}"
         )
         return 1
     except (StoreFileError, OSError, sqlite3.Error) as exc:
-        say(f"error: {exc}")
+        say(f"error: {redact(str(exc))}")
         return 1
     say(f"Memory Lab chat: model {settings.chat_model}, embeddings {settings.embed_model}")
     if isinstance(store, PersistentMemoryStore):
@@ -158,14 +159,14 @@ def _chat_loop(store: MemoryStore, settings: Settings, input_fn, say, chat_turn:
             try:
                 count = export_jsonl(store, target)
             except (OSError, ValueError) as exc:  # ValueError: the target is a store
-                say(f"error: {exc}")
+                say(f"error: {redact(str(exc))}")
                 continue
             say(f"  exported {count} memories to {target}")
         else:
             try:
                 result = chat_turn(line, store, settings=settings)
             except (RuntimeError, ValueError, sqlite3.Error) as exc:
-                say(f"error: {exc}")
+                say(f"error: {redact(str(exc))}")
                 continue
             written += len(result.written)
             say(f"assistant> {result.reply}")

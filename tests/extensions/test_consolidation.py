@@ -150,7 +150,7 @@ def test_a_failing_model_falls_back_to_the_offline_summary(embedder, monkeypatch
 
 
 def test_the_summary_prompt_asks_for_one_standalone_sentence():
-    prompt = SUMMARY_PROMPT.format(n=5, notes="- a\n- b")
+    prompt = SUMMARY_PROMPT.format(n=5, notes="- a\n- b", data_not_instructions="")
     assert "ONE standalone sentence" in prompt and "- a\n- b" in prompt
 
 

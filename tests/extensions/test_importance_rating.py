@@ -12,6 +12,7 @@ from extensions.importance_rating import (
     BASE_IMPORTANCE,
     CUES,
     RATING_PROMPT,
+    rating_prompt,
     heuristic_importance,
     parse_rating,
     rate_importance,
@@ -131,7 +132,7 @@ def test_a_failing_model_falls_back_to_the_heuristic_and_says_why(monkeypatch):
 
 
 def test_the_prompt_asks_for_one_number_on_the_1_to_10_scale():
-    prompt = RATING_PROMPT.format(text="We signed the contract")
+    prompt = rating_prompt("We signed the contract")
     assert "1 to 10" in prompt and "We signed the contract" in prompt
 
 
