@@ -160,6 +160,7 @@ def check_memory_text(value: Any, name: str = "text") -> str:
             f"{MAX_TEXT_CHARS:,} (MAX_TEXT_CHARS): split it into several memories or "
             f"store a summary. It starts {value[:40]!r}"
         )
+    _check_unicode(value, name)
     return value
 
 
@@ -189,7 +190,20 @@ def check_text(value: Any, name: str, meaning: str = "a non-empty string") -> st
         raise TypeError(f"{name} must be {meaning}, got {value!r} of type {type(value).__name__}")
     if not value.strip():
         raise ValueError(f"{name} must be {meaning}, got {value!r}")
+    _check_unicode(value, name)
     return value
+
+
+def _check_unicode(value: str, name: str) -> None:
+    """Refuse lone surrogates: undecodable bytes (argv, a file) that no file can store."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"{name} must be valid Unicode text, but it holds {value[exc.start]!r} at "
+            f"position {exc.start}: bytes that were not UTF-8 (decode them first, e.g. "
+            f"data.decode('utf-8', 'replace')); got {value[:40]!r}"
+        ) from None
 
 
 def check_k(k: Any) -> int:
