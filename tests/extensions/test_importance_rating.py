@@ -11,11 +11,10 @@ from embedding_helpers import Embedder
 from extensions.importance_rating import (
     BASE_IMPORTANCE,
     CUES,
-    RATING_PROMPT,
-    rating_prompt,
     heuristic_importance,
     parse_rating,
     rate_importance,
+    rating_prompt,
     remember_rated,
 )
 from memory_store import MemoryStore
