@@ -54,7 +54,14 @@ from lab.memory_block import (
     format_date,
     render_memory_block,
 )
-from lab.validation import MAX_TEXT_CHARS, as_timestamp, check_k, check_memory_text, check_text
+from lab.validation import (
+    MAX_TEXT_CHARS,
+    as_timestamp,
+    check_bool,
+    check_k,
+    check_memory_text,
+    check_text,
+)
 from lab.what_to_embed import write_back_reason
 from memory_store import Memory, MemoryStore, check_store
 from retriever import retrieve
@@ -123,6 +130,8 @@ def chat_with_memory(
         raise TypeError(f"embedder must be an Embedder, got {type(embedder).__name__}")
     embedder = embedder or Embedder(settings.embed_model, settings.api_base, settings.timeout)
     k = settings.top_k if k is None else check_k(k)
+    check_bool(write_back, "write_back")
+    check_bool(remember_replies, "remember_replies")
     now = time.time() if now is None else as_timestamp(now, "now")
 
     query = embedder.query(store, message)  # 1. refuses a store from another model
@@ -189,6 +198,12 @@ def _one_user(store: MemoryStore) -> str:
 
 def build_messages(message: str, memories: list[Memory], now) -> list[dict]:
     """The prompt: a system message with the memory block, then the user's message."""
+    check_text(message, "message")
+    if isinstance(memories, (str, bytes, dict)) or not isinstance(memories, (list, tuple)):
+        raise TypeError(f"memories must be a list of Memory objects, got {type(memories).__name__}")
+    for i, memory in enumerate(memories):
+        if not isinstance(memory, Memory):
+            raise TypeError(f"memories[{i}] must be a Memory, got {type(memory).__name__}")
     now = as_timestamp(now, "now")
     system = SYSTEM_PROMPT.format(
         start=MEMORY_BLOCK_START, end=MEMORY_BLOCK_END, now=format_date(now)

@@ -249,6 +249,14 @@ def _linked(memory: Memory) -> str:
 # --- the store -----------------------------------------------------------------------
 
 
+class UnknownMemory(KeyError, ValueError):
+    """No memory has that id in the store. A KeyError (a failed lookup, as for a dict) and
+    a ValueError (a bad value given), so `except KeyError` and `except ValueError` both work."""
+
+    def __str__(self) -> str:  # KeyError would show the message in quotes
+        return str(self.args[0]) if self.args else ""
+
+
 class EmbeddingModelMismatch(ValueError):
     """Vectors from two different embedding models met in one store.
 
@@ -344,6 +352,10 @@ class MemoryStore:
         Unlike one `add` at a time, a memory may be superseded by one later in the batch.
         Everything is checked before anything is added: on an error the store is unchanged.
         """
+        if isinstance(memories, (str, bytes, dict, Memory)) or not isinstance(memories, Iterable):
+            raise TypeError(
+                f"extend expects an iterable of Memory objects, got {type(memories).__name__}"
+            )
         batch = list(memories)
         seen: set[str] = set()
         for memory in batch:
@@ -424,7 +436,7 @@ class MemoryStore:
         try:
             return self._memories[memory_id]
         except KeyError:
-            raise KeyError(f"no memory with id {memory_id!r} in the store") from None
+            raise UnknownMemory(f"no memory with id {memory_id!r} in the store") from None
 
     def supersede(self, old_id: str, new_id: str) -> None:
         """Mark `old_id` as replaced by `new_id`. Both stay stored; retrieval skips old_id.

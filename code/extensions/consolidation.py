@@ -32,7 +32,7 @@ from extensions.model_choice import ask, is_offline, resolve_chat_model
 from lab.memory_block import DATA_NOT_INSTRUCTIONS, format_date, render_notes
 from lab.models import ModelCallError
 from lab.redaction import redact
-from lab.validation import as_number, as_timestamp, check_importance, check_int
+from lab.validation import as_number, as_timestamp, check_bool, check_importance, check_int
 from memory_store import Memory, MemoryStore
 from scoring import relevance_score
 
@@ -102,9 +102,7 @@ def offline_summary(memories: list[Memory]) -> str:
     The typical episode is the one most similar on average to the others (ties: earliest).
         -> "Recurring (5 episodes, 2026-03-01 to 2026-03-20): debugged the pool leak again"
     """
-    memories = list(memories)
-    if not memories:
-        raise ValueError("cannot summarise an empty cluster")
+    memories = _check_cluster(memories)
 
     def typicality(m: Memory) -> float:
         return sum(relevance_score(m.embedding, other.embedding) for other in memories)
@@ -124,8 +122,7 @@ def summarise_cluster(
     With a real chat model (model, or MEMORY_LAB_CHAT_MODEL) the model writes it; an
     empty reply or a failing model falls back to offline_summary and says so.
     """
-    if not memories:
-        raise ValueError("cannot summarise an empty cluster")
+    memories = _check_cluster(memories)
     model, kwargs = resolve_chat_model(model, **model_kwargs)
     if is_offline(model):
         return offline_summary(memories), "offline"
@@ -174,6 +171,9 @@ def consolidate(
     """
     now = as_timestamp(now, "now")
     importance = check_importance(importance)
+    check_bool(dry_run, "dry_run")
+    if not isinstance(embedder, Embedder):
+        raise TypeError(f"embedder must be an Embedder, got {type(embedder).__name__}")
     clusters = find_clusters(store, min_size=min_size, min_similarity=min_similarity)
     summaries = [summarise_cluster(cluster, model, **model_kwargs) for cluster in clusters]
     results = []
@@ -221,6 +221,21 @@ def _write_fact(store, embedder, cluster, evidence, text, source, importance, no
     for m in cluster:
         store.supersede(m.id, fact.id)  # archived: kept as evidence, never recalled
     return fact
+
+
+def _check_cluster(memories) -> list[Memory]:
+    """`memories` as a non-empty list of Memory objects, or raise naming the first bad one."""
+    if isinstance(memories, (str, bytes, dict, Memory)) or not hasattr(memories, "__iter__"):
+        raise TypeError(
+            f"a cluster must be a list of Memory objects, got {type(memories).__name__}"
+        )
+    memories = list(memories)
+    if not memories:
+        raise ValueError("cannot summarise an empty cluster")
+    for i, memory in enumerate(memories):
+        if not isinstance(memory, Memory):
+            raise TypeError(f"cluster[{i}] must be a Memory, got {type(memory).__name__}")
+    return memories
 
 
 def _check_size(min_size) -> int:

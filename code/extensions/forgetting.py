@@ -26,7 +26,7 @@ shared store (open one user's store instead).
 from __future__ import annotations
 
 from lab.units import SECONDS_PER_DAY
-from lab.validation import IMPORTANCE_RANGE, as_number, as_timestamp
+from lab.validation import IMPORTANCE_RANGE, as_number, as_timestamp, check_bool, check_ids
 from memory_store import Memory, MemoryStore, check_store
 
 OLDER_THAN_DAYS = 180.0
@@ -65,6 +65,7 @@ def keep_reasons(
     """
     if not isinstance(memory, Memory):
         raise TypeError(f"memory must be a Memory, got {type(memory).__name__}")
+    linked = frozenset(check_ids(linked, "linked"))  # "m12" alone would match "m1"
     now = as_timestamp(now, "now")
     days, below = check_thresholds(older_than_days, importance_below)
     reasons = []
@@ -126,6 +127,7 @@ def prune(
     nothing removed).
         len(prune(store, now)) -> 2
     """
+    check_bool(dry_run, "dry_run")
     rules = {"older_than_days": older_than_days, "importance_below": importance_below}
     doomed = forgettable(store, now, **rules)
     if not dry_run:

@@ -86,6 +86,7 @@ class PersistentMemoryStore(MemoryStore):
     """
 
     def __init__(self, path, user_id: str = "default", embedding_model: str | None = None):
+        _check_path(path)
         if str(path) == ":memory:":
             raise ValueError(
                 "PersistentMemoryStore needs a file path; use MemoryStore() for memories "
@@ -255,6 +256,7 @@ class PersistentMemoryStore(MemoryStore):
 
     def next_id(self, prefix: str = "m") -> str:
         """An id no process has used for this user: reserved in the file's counter."""
+        check_text(prefix, "prefix", "a non-empty string (ids are prefix + number, e.g. m1)")
         with self._transaction() as db:
             stored = db.execute(
                 "SELECT last_number FROM id_counters WHERE user_id = ? AND prefix = ?",
@@ -443,6 +445,15 @@ class PersistentMemoryStore(MemoryStore):
             raise
 
 
+def _check_path(path):
+    """Return `path` if it is a str or os.PathLike (a file path), else raise TypeError."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(
+            f"path must be a file path (str or pathlib.Path), got {type(path).__name__}: {path!r}"
+        )
+    return path
+
+
 def _file_id(path: Path) -> tuple[int, int] | None:
     """(device, inode) of the file at `path`, or None if there is none: its identity."""
     try:
@@ -457,7 +468,7 @@ def _file_id(path: Path) -> tuple[int, int] | None:
 
 def list_users(path) -> list[str]:
     """The users with at least one memory in the file, sorted: ['alice', 'bob']."""
-    db = open_read_only(Path(path))
+    db = open_read_only(Path(_check_path(path)))
     try:
         rows = db.execute("SELECT DISTINCT user_id FROM memories ORDER BY user_id").fetchall()
     finally:
@@ -484,6 +495,10 @@ def export_jsonl(store: MemoryStore, target) -> int:
             open(temporary, "w", encoding="utf-8") as file,  # closed before the rename
         ):
             return export_jsonl(store, file)
+    if not callable(getattr(target, "write", None)):
+        raise TypeError(
+            f"target must be a file path or an open text file, got {type(target).__name__}"
+        )
     out: IO[str] = target
     count = 0
     for memory in store:

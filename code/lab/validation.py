@@ -164,6 +164,35 @@ def check_memory_text(value: Any, name: str = "text") -> str:
     return value
 
 
+def check_bool(value: Any, name: str) -> bool:
+    """Return `value` if it is True or False, else TypeError: "yes", 1 or None are no flag."""
+    if not isinstance(value, bool):
+        raise TypeError(
+            f"{name} must be True or False, got {value!r} of type {type(value).__name__}"
+        )
+    return value
+
+
+def check_ids(values: Any, name: str) -> tuple[str, ...]:
+    """Return memory ids (a list, tuple or set of non-empty strings) as a tuple, else raise.
+
+    A single string is refused: "m12" is not the ids "m", "1", "2" (the substring trap
+    of `"m1" in "m12"`).
+        check_ids(["m1", "m2"], "evidence") -> ('m1', 'm2')
+    """
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise TypeError(
+            f"{name} must be a list or set of memory ids, got {type(values).__name__}: "
+            f"{values!r:.60}"
+            + (f" (for one id write [{values!r}])" if isinstance(values, str) else "")
+        )
+    ids = tuple(values)
+    for i, value in enumerate(ids):
+        if not isinstance(value, str) or not value:
+            raise TypeError(f"{name}[{i}] must be a memory id (a non-empty string), got {value!r}")
+    return ids
+
+
 def check_int(value: Any, name: str, minimum: int = 1, meaning: str = "") -> int:
     """Return `value` as an int >= `minimum`, or raise naming `name` and the rule.
 
