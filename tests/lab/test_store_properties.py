@@ -117,14 +117,19 @@ def test_any_sequence_of_changes_reopens_as_the_model_says(ops):
             except (KeyError, ValueError):
                 refused = True
             assert refused == (expected is not None), operation
+            assert view(store) == expected_view(model), operation  # the store's own view too
         store.close()
         with PersistentMemoryStore(path) as reopened:
-            got = {m.id: [m.superseded_by, m.last_accessed, m.embedding[1]] for m in reopened}
-            expected_rows = {
-                i: [sup, last, float(_float32(x))] for i, (sup, last, x) in model.rows.items()
-            }
-            assert got == expected_rows
+            assert view(reopened) == expected_view(model)
             assert link_problems({m.id: m for m in reopened}) == []
+
+
+def view(store) -> dict:
+    return {m.id: [m.superseded_by, m.last_accessed, m.embedding[1]] for m in store}
+
+
+def expected_view(model: Model) -> dict:
+    return {i: [sup, last, _float32(x)] for i, (sup, last, x) in model.rows.items()}
 
 
 def _float32(x: float) -> float:
