@@ -3,8 +3,11 @@
 A memory is one thing worth remembering (a statement, an event, a skill) plus the
 numbers retrieval needs: when it was created, when it was last recalled, how much it
 matters (1-10) and an embedding of its text. The store keeps them in the order
-they were added, with the ids unique and one embedding model for all. Memories are
-appended; one leaves only when asked to by name (`remove`), never as a side effect.
+they were added, with the ids unique, one embedding model for all, and one user: a
+store is bound to its user_id (default "default") and refuses another user's memory.
+Memories are appended; one leaves only when asked to by name (`remove`), never as a
+side effect. Links between memories (superseded_by, a consolidated fact's evidence)
+are checked whenever a transaction ends (link_problems).
 
 Times are epoch seconds (floats), as in the course examples. A `datetime` is accepted
 anywhere a time is and converted on the way in, so the rest of the code only ever sees
