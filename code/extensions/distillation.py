@@ -35,6 +35,7 @@ from extensions.importance_rating import heuristic_importance
 from extensions.model_choice import ask, is_offline, resolve_chat_model
 from extensions.what_to_embed import check_turns, worth_embedding
 from lab.memory_block import DATA_NOT_INSTRUCTIONS, format_date, render_notes
+from lab.redaction import redact
 from lab.text import STOP_WORDS, words
 from lab.validation import as_timestamp, check_int
 from memory_store import Memory, MemoryStore
@@ -81,7 +82,7 @@ def parse_facts(reply, max_facts: int = MAX_FACTS) -> list[Fact]:
     text = reply.strip()
     fence = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", text, re.S)  # ```json ... ```
     text = fence.group(1) if fence else text
-    shown = text if len(text) <= 80 else text[:77] + "..."
+    shown = redact(text if len(text) <= 80 else text[:77] + "...")  # quoted in the error
     try:
         data = json.loads(text)
     except ValueError as exc:
