@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from array import array
+import struct
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -135,19 +135,28 @@ def as_float32_vector(values: Any, name: str = "embedding") -> tuple[float, ...]
     A value float32 cannot hold (beyond 3.4e38, or so small it would become 0) is refused.
     """
     vector = as_vector(values, name)
-    rounded = array("f", vector)  # C-speed rounding to float32; out-of-range -> inf or 0
-    if math.inf in rounded or -math.inf in rounded or rounded.count(0.0) != vector.count(0.0):
-        i, x = next(
-            (i, x)
-            for i, (x, r) in enumerate(zip(vector, rounded))
-            if math.isinf(r) or (r == 0.0) != (x == 0.0)
-        )
+    packing = struct.Struct(f"<{len(vector)}f")
+    try:  # C-speed rounding to float32; too large a value raises OverflowError
+        rounded = packing.unpack(packing.pack(*vector))
+    except OverflowError:
+        rounded = ()
+    if len(rounded) != len(vector) or rounded.count(0.0) != vector.count(0.0):
+        i, x = next((i, x) for i, x in enumerate(vector) if not _fits_float32(x))
         raise ValueError(
             f"{name}[{i}] = {x!r} cannot be kept as a float32: non-zero values must be "
             f"between about 1e-45 and {FLOAT32_MAX:.3g} in size; rescale the vector "
             "(cosine similarity ignores its length)"
         )
-    return tuple(rounded)
+    return rounded
+
+
+def _fits_float32(x: float) -> bool:
+    """True if float32 holds `x` as a number of the same kind (not inf, not 0 for non-0)."""
+    try:
+        (rounded,) = struct.unpack("<f", struct.pack("<f", x))
+    except OverflowError:
+        return False
+    return (rounded == 0.0) == (x == 0.0)
 
 
 def check_memory_text(value: Any, name: str = "text") -> str:
