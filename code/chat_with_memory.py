@@ -54,9 +54,16 @@ from lab.memory_block import (
     format_date,
     render_memory_block,
 )
-from lab.validation import as_timestamp, check_text
+from lab.validation import (
+    MAX_TEXT_CHARS,
+    as_timestamp,
+    check_bool,
+    check_k,
+    check_memory_text,
+    check_text,
+)
 from lab.what_to_embed import write_back_reason
-from memory_store import Memory, MemoryStore
+from memory_store import Memory, MemoryStore, check_store
 from retriever import retrieve
 
 SYSTEM_PROMPT = """You are a helpful assistant with a long-term memory.
@@ -95,13 +102,17 @@ def chat_with_memory(
     """One turn of a memory-backed chat.
 
     Inputs:
-        message: the user's message (non-empty string).
-        store: the MemoryStore to recall from and write to. The turn ends with
-            store.save(), so a store kept in a file keeps the touched last_accessed too.
+        message: the user's message (non-empty string, at most MAX_TEXT_CHARS characters:
+            it may become a memory).
+        store: the one user's MemoryStore to recall from and write to; memories are
+            written for store.user_id, and a store of many users is refused. The turn
+            ends with store.save(), so a store kept in a file keeps the touched
+            last_accessed too. A turn that fails (say, the model cannot be reached)
+            changes nothing: not even the recalled memories' last_accessed.
         now: epoch seconds or datetime; defaults to the current time.
         settings: models, weights, decay and k; defaults to config.load_settings().
         embedder: defaults to an Embedder for settings.embed_model.
-        k: overrides settings.top_k.
+        k: overrides settings.top_k (an int >= 1).
         write_back: store the user's message as a memory after answering (not a
             question, greeting or acknowledgement: ChatResult.skipped says why).
         remember_replies: also store the assistant's reply.
@@ -109,30 +120,42 @@ def chat_with_memory(
     Returns:
         ChatResult(reply, recalled, messages, written, skipped).
     """
-    check_text(message, "message")
+    check_memory_text(check_text(message, "message"), "message")  # a stored turn fits a memory
+    check_store(store)
+    user = _one_user(store)
     settings = settings or load_settings()
+    if not isinstance(settings, Settings):
+        raise TypeError(f"settings must be a config.Settings, got {type(settings).__name__}")
+    if embedder is not None and not isinstance(embedder, Embedder):
+        raise TypeError(f"embedder must be an Embedder, got {type(embedder).__name__}")
     embedder = embedder or Embedder(settings.embed_model, settings.api_base, settings.timeout)
+    k = settings.top_k if k is None else check_k(k)
+    check_bool(write_back, "write_back")
+    check_bool(remember_replies, "remember_replies")
     now = time.time() if now is None else as_timestamp(now, "now")
 
     query = embedder.query(store, message)  # 1. refuses a store from another model
-    recalled = retrieve(  # 2. the learner's retriever
-        store,
-        query,
-        now=now,
-        k=k or settings.top_k,
-        weights=settings.weights,
-        decay_rate=settings.decay_rate,
-    )
-    messages = build_messages(message, recalled, now)  # 3.
-    from lab.models import complete  # 4. litellm is imported on the first call only
+    touched = [(memory, memory.last_accessed) for memory in store]
+    try:
+        recalled = retrieve(  # 2. the learner's retriever
+            store, query, now=now, k=k, weights=settings.weights, decay_rate=settings.decay_rate
+        )
+        messages = build_messages(message, recalled, now)  # 3.
+        from lab.models import complete  # 4. litellm is imported on the first call only
 
-    reply = complete(
-        settings.chat_model,
-        messages,
-        api_base=settings.api_base,
-        timeout=settings.timeout,
-        **model_kwargs,
-    )
+        reply = complete(
+            settings.chat_model,
+            messages,
+            api_base=settings.api_base,
+            timeout=settings.timeout,
+            **model_kwargs,
+        )
+    except BaseException:
+        # A failed turn recalls nothing: put back what retrieve refreshed, so the next
+        # save() cannot persist a recall whose answer nobody saw.
+        for memory, last_accessed in touched:
+            memory.last_accessed = last_accessed
+        raise
     skipped = write_back_reason(message)  # 5. a question or an "ok thanks" is no fact
     turns = [("user", message)] if write_back and skipped is None else []
     if write_back and remember_replies and reply.strip():
@@ -140,7 +163,12 @@ def chat_with_memory(
     with store.transaction():  # the turn's memories and the retriever's touches, together
         written = [
             embedder.remember(
-                store, text, importance=settings.importance, now=now, metadata={"role": role}
+                store,
+                text[:MAX_TEXT_CHARS],  # the message was checked; a long reply keeps its start
+                importance=settings.importance,
+                now=now,
+                metadata=_turn_metadata(role, text),
+                user_id=user,  # the store's own user, never another
             )
             for role, text in turns
         ]
@@ -150,8 +178,32 @@ def chat_with_memory(
     )
 
 
+def _turn_metadata(role: str, text: str) -> dict:
+    metadata = {"role": role}
+    if len(text) > MAX_TEXT_CHARS:  # said in the memory itself, never as a warning
+        metadata["stored"] = f"the first {MAX_TEXT_CHARS:,} of {len(text):,} characters"
+    return metadata
+
+
+def _one_user(store: MemoryStore) -> str:
+    """The user this turn recalls and writes for: the store's own, never a mix."""
+    if store.user_id is None:  # the many-user store of scale.MemoryIndex
+        raise ValueError(
+            "chat_with_memory recalls and writes one user's memories, but this store holds "
+            "any users' (MemoryStore(user_id=None)): give it one user's store, e.g. "
+            "MemoryStore(user_id='alice') or PersistentMemoryStore(path, user_id='alice')"
+        )
+    return store.check_one_user("chat_with_memory")  # also: a user_id changed in place
+
+
 def build_messages(message: str, memories: list[Memory], now) -> list[dict]:
     """The prompt: a system message with the memory block, then the user's message."""
+    check_text(message, "message")
+    if isinstance(memories, (str, bytes, dict)) or not isinstance(memories, (list, tuple)):
+        raise TypeError(f"memories must be a list of Memory objects, got {type(memories).__name__}")
+    for i, memory in enumerate(memories):
+        if not isinstance(memory, Memory):
+            raise TypeError(f"memories[{i}] must be a Memory, got {type(memory).__name__}")
     now = as_timestamp(now, "now")
     system = SYSTEM_PROMPT.format(
         start=MEMORY_BLOCK_START, end=MEMORY_BLOCK_END, now=format_date(now)

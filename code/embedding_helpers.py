@@ -38,8 +38,9 @@ from collections.abc import Sequence
 from lab import hybrid_embedding, minilm
 from lab.hybrid_embedding import check_offline_model, offline_vectors
 from lab.offline_embedding import offline_embedding  # noqa: F401  (the toy, re-exported)
-from lab.validation import check_text
-from memory_store import Memory, MemoryStore
+from lab.redaction import redact, redact_data
+from lab.validation import check_memory_text, check_text
+from memory_store import Memory, MemoryStore, check_store
 
 REEMBED_COMMAND = "python code/run.py reembed"  # re-embeds a store file with today's model
 
@@ -94,11 +95,12 @@ class Embedder:
 
         For the hybrid model the query's words are weighted by their rarity in `store`.
         """
-        store.check_model(self.model, what=f"the query {text!r}")
+        check_store(store).check_model(self.model, what=f"the query {text!r}")
         return self.queries(store, [text])[0]
 
     def queries(self, store: MemoryStore, texts: Sequence[str]) -> list[tuple[float, ...]]:
         """Embed several queries for `store` in one call (as query() does each)."""
+        check_store(store)
         texts = _check_texts(texts)
         if not hybrid_embedding.is_hybrid(self.model):
             return self.embed(texts)
@@ -119,10 +121,22 @@ class Embedder:
         metadata: dict | None = None,
         user_id: str = "default",
     ) -> Memory:
-        """A new Memory of `text`, embedded and stamped with this model, created at `now`."""
+        """A new Memory of `text`, embedded and stamped with this model, created at `now`.
+
+        Secrets are redacted from the text and metadata first (lab/redaction.py): a key a
+        provider echoed in an error, or one pasted into the chat, is never stored, never
+        sent along with a recalled memory, never exported. metadata["redacted"] counts them.
+        """
         now = time.time() if now is None else now
+        check_text(text, "text")
+        if metadata is not None and not isinstance(metadata, dict):
+            raise TypeError(f"metadata must be a dict or None, got {type(metadata).__name__}")
+        clean = redact(text)
+        metadata = redact_data(dict(metadata or {}))
+        if clean != text:
+            metadata["redacted"] = clean.count("[redacted")
+        text = check_memory_text(clean, "text")  # before the embedding: a clear error first
         embedding = self.embed_one(text)
-        metadata = dict(metadata or {})
         if self.truncated:
             tokens = minilm.token_count(text)
             metadata["embedded"] = f"the first {minilm.MAX_TOKENS} of {tokens:,} tokens"
@@ -154,10 +168,18 @@ class Embedder:
 
         The memory belongs to `user_id`, by default the store's user when it has one.
         """
-        store.check_model(self.model, what=f"the memory {text!r}")
-        user_id = user_id or getattr(store, "user_id", "default")
+        check_store(store).check_model(self.model, what=f"the memory {text!r}")
+        user_id = user_id or store.user_id or "default"  # None: the index's many-user store
+        if memory_id is not None:
+            check_text(memory_id, "memory_id", "a non-empty string or None (None: the next id)")
         memory = self.memory(
-            memory_id or store.next_id(), text, kind, importance, now, metadata, user_id
+            store.next_id() if memory_id is None else memory_id,
+            text,
+            kind,
+            importance,
+            now,
+            metadata,
+            user_id,
         )
         return store.add(memory)
 

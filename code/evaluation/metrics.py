@@ -20,14 +20,15 @@ from dataclasses import dataclass
 
 from evaluation.dataset import EvalSet
 from evaluation.strategies import STRATEGIES, Strategy, rank
-from lab.validation import check_int
+from lab.validation import check_ids, check_int
 
 DEFAULT_KS = (1, 3, 5, 10)
 
 
 def recall_at_k(ranked_ids: Sequence[str], evidence: Iterable[str], k: int) -> float:
     """Share of the evidence found in the first k ids: recall_at_k(['a','b'], ['b'], 1) -> 0.0"""
-    evidence = set(evidence)
+    ranked_ids = check_ids(ranked_ids, "ranked_ids")  # "abc" is no ranking of a, b, c
+    evidence = set(check_ids(evidence, "evidence"))
     if not evidence:
         raise ValueError("evidence must name at least one id")
     k = check_int(k, "k")
@@ -36,7 +37,8 @@ def recall_at_k(ranked_ids: Sequence[str], evidence: Iterable[str], k: int) -> f
 
 def reciprocal_rank(ranked_ids: Sequence[str], evidence: Iterable[str]) -> float:
     """1 / (position of the first evidence id, counting from 1), or 0.0 if none is ranked."""
-    evidence = set(evidence)
+    ranked_ids = check_ids(ranked_ids, "ranked_ids")
+    evidence = set(check_ids(evidence, "evidence"))
     if not evidence:
         raise ValueError("evidence must name at least one id")
     for position, memory_id in enumerate(ranked_ids, start=1):

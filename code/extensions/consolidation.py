@@ -29,9 +29,10 @@ from typing import NamedTuple
 
 from embedding_helpers import Embedder
 from extensions.model_choice import ask, is_offline, resolve_chat_model
-from lab.memory_block import format_date
+from lab.memory_block import DATA_NOT_INSTRUCTIONS, format_date, render_notes
 from lab.models import ModelCallError
-from lab.validation import as_number, as_timestamp, check_importance, check_int
+from lab.redaction import redact
+from lab.validation import as_number, as_timestamp, check_bool, check_importance, check_int
 from memory_store import Memory, MemoryStore
 from scoring import relevance_score
 
@@ -43,6 +44,7 @@ SUMMARY_PROMPT = """Below are {n} notes, each about an event in a person's life,
 seem to concern the same thing. Write ONE standalone sentence stating the durable fact \
 or lesson they add up to, readable months from now without the notes. Reply with that \
 sentence only.
+{data_not_instructions}
 
 {notes}"""
 
@@ -100,9 +102,7 @@ def offline_summary(memories: list[Memory]) -> str:
     The typical episode is the one most similar on average to the others (ties: earliest).
         -> "Recurring (5 episodes, 2026-03-01 to 2026-03-20): debugged the pool leak again"
     """
-    memories = list(memories)
-    if not memories:
-        raise ValueError("cannot summarise an empty cluster")
+    memories = _check_cluster(memories)
 
     def typicality(m: Memory) -> float:
         return sum(relevance_score(m.embedding, other.embedding) for other in memories)
@@ -122,17 +122,17 @@ def summarise_cluster(
     With a real chat model (model, or MEMORY_LAB_CHAT_MODEL) the model writes it; an
     empty reply or a failing model falls back to offline_summary and says so.
     """
-    if not memories:
-        raise ValueError("cannot summarise an empty cluster")
+    memories = _check_cluster(memories)
     model, kwargs = resolve_chat_model(model, **model_kwargs)
     if is_offline(model):
         return offline_summary(memories), "offline"
-    notes = "\n".join(f"- ({format_date(m.created_at)}) {m.text}" for m in memories)
-    prompt = SUMMARY_PROMPT.format(n=len(memories), notes=notes)
+    prompt = SUMMARY_PROMPT.format(  # the chat's escaped block: no note can forge another
+        n=len(memories), notes=render_notes(memories), data_not_instructions=DATA_NOT_INSTRUCTIONS
+    )
     try:
         reply = ask(model, prompt, **kwargs)
     except ModelCallError as exc:
-        reason = str(exc).splitlines()[0]
+        reason = redact(str(exc).splitlines()[0])  # stored in metadata: never a key
         return offline_summary(memories), f"offline (model failed: {reason})"
     lines = [line.strip().strip('"').strip() for line in reply.splitlines()]
     sentence = next((line for line in lines if line), "")
@@ -171,6 +171,9 @@ def consolidate(
     """
     now = as_timestamp(now, "now")
     importance = check_importance(importance)
+    check_bool(dry_run, "dry_run")
+    if not isinstance(embedder, Embedder):
+        raise TypeError(f"embedder must be an Embedder, got {type(embedder).__name__}")
     clusters = find_clusters(store, min_size=min_size, min_similarity=min_similarity)
     summaries = [summarise_cluster(cluster, model, **model_kwargs) for cluster in clusters]
     results = []
@@ -193,6 +196,19 @@ def _archive(store, embedder, cluster, text, source, importance, now) -> Memory:
 
 
 def _write_fact(store, embedder, cluster, evidence, text, source, importance, now) -> Memory:
+    for memory in cluster:  # checked on the store's current rows, inside the transaction
+        current = store.reread(memory.id)
+        if current is None or current.superseded_by is not None:
+            state = (
+                "is no longer stored"
+                if current is None
+                else (f"is already archived under {current.superseded_by!r}")
+            )
+            raise ValueError(
+                f"episode {memory.id!r} {state} (consolidated or removed by another "
+                "process since this store read it?): a cluster is consolidated once, so no "
+                "fact was written; reopen the store to see its current memories"
+            )
     fact = embedder.remember(
         store,
         text,
@@ -205,6 +221,21 @@ def _write_fact(store, embedder, cluster, evidence, text, source, importance, no
     for m in cluster:
         store.supersede(m.id, fact.id)  # archived: kept as evidence, never recalled
     return fact
+
+
+def _check_cluster(memories) -> list[Memory]:
+    """`memories` as a non-empty list of Memory objects, or raise naming the first bad one."""
+    if isinstance(memories, (str, bytes, dict, Memory)) or not hasattr(memories, "__iter__"):
+        raise TypeError(
+            f"a cluster must be a list of Memory objects, got {type(memories).__name__}"
+        )
+    memories = list(memories)
+    if not memories:
+        raise ValueError("cannot summarise an empty cluster")
+    for i, memory in enumerate(memories):
+        if not isinstance(memory, Memory):
+            raise TypeError(f"cluster[{i}] must be a Memory, got {type(memory).__name__}")
+    return memories
 
 
 def _check_size(min_size) -> int:

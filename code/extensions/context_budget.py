@@ -36,7 +36,13 @@ from typing import NamedTuple
 from extensions.kinds import rank_by_kind
 from extensions.model_choice import ask, is_offline, resolve_chat_model
 from lab.defaults import WEIGHTS
-from lab.memory_block import format_date, memory_item, render_items
+from lab.memory_block import (
+    DATA_NOT_INSTRUCTIONS,
+    format_date,
+    memory_item,
+    render_items,
+    render_notes,
+)
 from lab.models import ModelCallError
 from lab.text import STOP_WORDS, words
 from lab.validation import Weights, as_timestamp, check_int
@@ -199,10 +205,9 @@ def _check_memories(memories) -> list[Memory]:
 
 def _model_summary(memories: list[Memory], model: str, kwargs: dict) -> str | None:
     """One line from the model about the overflow, or None if it fails or says nothing."""
-    notes = "\n".join(f"- {m.text}" for m in memories)
-    prompt = (
+    prompt = (  # the chat's escaped block: a note cannot pose as an instruction
         "In one short line, say what these remembered notes are about, so a reader knows "
-        f"they exist without reading them:\n{notes}"
+        f"they exist without reading them.\n{DATA_NOT_INSTRUCTIONS}\n\n{render_notes(memories)}"
     )
     try:
         reply = ask(model, prompt, **kwargs)

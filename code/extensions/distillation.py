@@ -33,8 +33,9 @@ from typing import NamedTuple
 from embedding_helpers import Embedder
 from extensions.importance_rating import heuristic_importance
 from extensions.model_choice import ask, is_offline, resolve_chat_model
-from extensions.what_to_embed import check_turns, episode_text, worth_embedding
-from lab.memory_block import format_date
+from extensions.what_to_embed import check_turns, worth_embedding
+from lab.memory_block import DATA_NOT_INSTRUCTIONS, format_date, render_notes
+from lab.redaction import redact
 from lab.text import STOP_WORDS, words
 from lab.validation import as_timestamp, check_int
 from memory_store import Memory, MemoryStore
@@ -47,8 +48,9 @@ months: decisions, preferences, constraints, lessons. Each fact must make sense 
 own, without the conversation (name the subject, give the date if it matters).
 Answer with JSON only, in exactly this shape:
 [{{"fact": "...", "tags": ["...", "..."]}}]
+{data_not_instructions}
 
-Conversation:
+The conversation, one turn per note:
 {turns}"""
 
 CUE_WORDS = frozenset(
@@ -80,7 +82,7 @@ def parse_facts(reply, max_facts: int = MAX_FACTS) -> list[Fact]:
     text = reply.strip()
     fence = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", text, re.S)  # ```json ... ```
     text = fence.group(1) if fence else text
-    shown = text if len(text) <= 80 else text[:77] + "..."
+    shown = redact(text if len(text) <= 80 else text[:77] + "...")  # quoted in the error
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -150,7 +152,15 @@ def distill_episode(
     model, kwargs = resolve_chat_model(model, **model_kwargs)
     if is_offline(model):
         return offline_distill(turns, max_facts)
-    prompt = DISTILL_PROMPT.format(max_facts=max_facts, turns=episode_text(turns))
+    notes = render_notes(  # escaped: a turn cannot forge another turn or an instruction
+        [
+            {"role": t["role"], "written": format_date(t["time"]), "text": t["content"]}
+            for t in turns
+        ]
+    )
+    prompt = DISTILL_PROMPT.format(
+        max_facts=max_facts, turns=notes, data_not_instructions=DATA_NOT_INSTRUCTIONS
+    )
     reply = ask(model, prompt, **kwargs)  # a model that cannot be reached: ModelCallError
     return parse_facts(reply, max_facts)
 

@@ -26,7 +26,7 @@ shared store (open one user's store instead).
 from __future__ import annotations
 
 from lab.units import SECONDS_PER_DAY
-from lab.validation import IMPORTANCE_RANGE, as_number, as_timestamp
+from lab.validation import IMPORTANCE_RANGE, as_number, as_timestamp, check_bool, check_ids
 from memory_store import Memory, MemoryStore, check_store
 
 OLDER_THAN_DAYS = 180.0
@@ -65,6 +65,7 @@ def keep_reasons(
     """
     if not isinstance(memory, Memory):
         raise TypeError(f"memory must be a Memory, got {type(memory).__name__}")
+    linked = frozenset(check_ids(linked, "linked"))  # "m12" alone would match "m1"
     now = as_timestamp(now, "now")
     days, below = check_thresholds(older_than_days, importance_below)
     reasons = []
@@ -120,14 +121,25 @@ def prune(
     """Remove the forgettable memories and return them (dry_run: only return them).
 
     The list is decided before the first removal, so a failure cannot leave the store
-    half pruned by a rule that changed midway.
+    half pruned by a rule that changed midway. Inside the one transaction, each memory
+    is checked again as the store holds it now (store.reread): a memory kept in a file
+    that another process recalled or linked to meanwhile is not pruned (ValueError,
+    nothing removed).
         len(prune(store, now)) -> 2
     """
-    doomed = forgettable(
-        store, now, older_than_days=older_than_days, importance_below=importance_below
-    )
+    check_bool(dry_run, "dry_run")
+    rules = {"older_than_days": older_than_days, "importance_below": importance_below}
+    doomed = forgettable(store, now, **rules)
     if not dry_run:
         with store.transaction():  # every forgettable memory, or none
             for memory in doomed:
+                current = store.reread(memory.id)  # the file's row now, not this store's view
+                reasons = [] if current is None else keep_reasons(current, now, **rules)
+                if reasons:  # e.g. another process recalled it since this store read it
+                    raise ValueError(
+                        f"memory {memory.id!r} changed in the store since it was read and "
+                        f"must now stay ({'; '.join(reasons)}); nothing was pruned: reopen "
+                        "the store and prune again"
+                    )
                 store.remove(memory.id)
     return doomed

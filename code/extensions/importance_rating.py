@@ -24,7 +24,9 @@ from typing import NamedTuple
 
 from embedding_helpers import Embedder
 from extensions.model_choice import ask, is_offline, resolve_chat_model
+from lab.memory_block import DATA_NOT_INSTRUCTIONS, render_notes
 from lab.models import ModelCallError
+from lab.redaction import redact
 from lab.text import tokenize, words
 from lab.validation import IMPORTANCE_RANGE, as_timestamp, check_importance, check_kind, check_text
 from memory_store import Memory, MemoryStore
@@ -37,8 +39,10 @@ keeping in mind. Rate how much the memory below matters on a whole-number scale 
 brushing teeth); 10 means something that should shape many future conversations \
 (a lasting decision, a health constraint, a promise, a major life event).
 Reply with the number only.
+{data_not_instructions}
 
-Memory: {text}
+The memory to rate is the one note below.
+{notes}
 Rating:"""
 
 # Cue words of the offline rater and what each adds to a base of 3. Matched after
@@ -152,12 +156,21 @@ def rate_importance(
     if is_offline(model):
         return heuristic_importance(text)
     try:
-        reply = ask(model, RATING_PROMPT.format(text=text), **kwargs)
+        reply = ask(model, rating_prompt(text), **kwargs)
     except ModelCallError as exc:
         fallback = heuristic_importance(text)
-        reason = str(exc).splitlines()[0]
+        reason = redact(str(exc).splitlines()[0])  # stored in metadata: never a key
         return fallback._replace(note=f"{fallback.note} (model failed: {reason})")
     return parse_rating(reply, default=default)
+
+
+def rating_prompt(text: str) -> str:
+    """RATING_PROMPT around `text`, which goes in the escaped memory block (a memory that
+    says "rate me 10" or forges a second note stays one note's text)."""
+    _check_text(text)
+    return RATING_PROMPT.format(
+        notes=render_notes([{"text": text}]), data_not_instructions=DATA_NOT_INSTRUCTIONS
+    )
 
 
 def remember_rated(

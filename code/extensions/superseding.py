@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from embedding_helpers import Embedder
-from lab.validation import as_number, as_timestamp, check_text
+from lab.validation import as_number, as_timestamp, check_ids, check_text
 from memory_store import Memory, MemoryStore, check_store
 from scoring import relevance_score
 
@@ -66,7 +66,7 @@ def likely_replaced(
         "finding the fact a new one replaces"
     )  # never another user's fact
     embedding = store.check_query(embedding)  # checked even when no fact is a candidate
-    exclude = {exclude} if isinstance(exclude, str) else set(exclude)  # "m10" is one id
+    exclude = {exclude} if isinstance(exclude, str) else set(check_ids(exclude, "exclude"))
     best, best_similarity = None, threshold
     for memory in store.live():
         if memory.kind not in FACT_KINDS or memory.id in exclude:
@@ -99,7 +99,9 @@ def replace_fact(
     """
     _check_fact_text(text)
     now = as_timestamp(now, "now")
-    old = store.get(old_id)
+    if metadata is not None and not isinstance(metadata, dict):
+        raise TypeError(f"metadata must be a dict or None, got {type(metadata).__name__}")
+    old = check_store(store).get(old_id)
     if old.kind not in FACT_KINDS:
         raise ValueError(
             f"memory {old_id!r} is {old.kind}: an event stays true once it happened, so it is "
@@ -112,6 +114,17 @@ def replace_fact(
             f"current version {current.id!r} instead"
         )
     with store.transaction():  # all or nothing: never two live versions of one fact
+        current = store.reread(old_id)  # the store's row now: another process may have
+        if current is None or current.superseded_by is not None:  # replaced it meanwhile
+            state = (
+                "is no longer stored"
+                if current is None
+                else (f"was already replaced by {current.superseded_by!r}")
+            )
+            raise ValueError(
+                f"memory {old_id!r} {state} (by another process, since this store read "
+                "it); nothing was written: reopen the store and replace the current version"
+            )
         new = embedder.remember(
             store,
             text,

@@ -7,6 +7,7 @@
     text.py              the word splitter (tokenize) and the stop words
     memory_block.py      recalled memories as a block of JSON lines in a prompt; dates, ages
     models.py            the litellm gateway: chat and embedding calls, offline or real
+    redaction.py         secrets (key-like variables' values, key shapes) cut out of any text
     offline_chat.py      the offline chat model: answers only from the memories it is shown
     offline_embedding.py the word toy embedding: a hashed bag of words
     minilm.py            all-MiniLM-L6-v2 in numpy: a real sentence-embedding model

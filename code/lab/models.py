@@ -29,6 +29,7 @@ from typing import Any
 
 from lab.hybrid_embedding import offline_vectors
 from lab.offline_chat import offline_reply
+from lab.redaction import redact
 from lab.validation import as_vector
 
 PROVIDER = "memorylab"
@@ -39,7 +40,8 @@ class ModelCallError(RuntimeError):
     """A chat or embedding model could not be reached or gave no usable answer.
 
     The message names the model and what to check (its key, MEMORY_LAB_API_BASE, or the
-    setting to unset to go back offline). Every model call of the lab raises this and
+    setting to unset to go back offline), with every secret redacted (lab/redaction.py):
+    it is safe to print, store or export. Every model call of the lab raises this and
     only this, so a caller that falls back to an offline answer catches exactly it,
     never a learner's NotImplementedError (also a RuntimeError).
     """
@@ -95,7 +97,7 @@ def complete(
         with _quiet_litellm_types():
             response = litellm.completion(model=model, messages=messages, timeout=timeout, **kwargs)
     except Exception as exc:
-        raise ModelCallError(_model_failure("chat", model, exc)) from exc
+        raise ModelCallError(_model_failure("chat", model, exc)) from None  # no raw key in a chain
     content = response.choices[0].message.content
     return content if isinstance(content, str) else ""
 
@@ -111,7 +113,7 @@ def embed(
         with _quiet_litellm_types():
             response = litellm.embedding(model=model, input=list(texts), timeout=timeout, **kwargs)
     except Exception as exc:
-        raise ModelCallError(_model_failure("embedding", model, exc)) from exc
+        raise ModelCallError(_model_failure("embedding", model, exc)) from None
     items = sorted(response.data, key=lambda item: _field(item, "index"))
     if len(items) != len(texts):
         raise ModelCallError(
@@ -125,8 +127,13 @@ def _field(item: Any, name: str) -> Any:
 
 
 def _model_failure(kind: str, model: str, exc: Exception) -> str:
+    """The error message, with every secret redacted (providers often echo the key).
+
+    subtle: the provider's own exception is not chained (`from None`): its message and
+    traceback would print the key that this message hides.
+    """
     variable = "MEMORY_LAB_CHAT_MODEL" if kind == "chat" else "MEMORY_LAB_EMBED_MODEL"
-    return (
+    return redact(
         f"the {kind} model {model!r} failed: {type(exc).__name__}: {exc}\n"
         f"Check its API key (e.g. OPENAI_API_KEY) or MEMORY_LAB_API_BASE for a local server, "
         f"or unset {variable} to use the offline model."

@@ -62,7 +62,7 @@ from lab.store_file import (
     written_atomically,
 )
 from lab.validation import check_text
-from memory_store import EmbeddingModelMismatch, Memory, MemoryStore, check_store
+from memory_store import EmbeddingModelMismatch, Memory, MemoryStore, check_store, link_problems
 
 __all__ = [
     "NewerSchemaError",
@@ -86,14 +86,15 @@ class PersistentMemoryStore(MemoryStore):
     """
 
     def __init__(self, path, user_id: str = "default", embedding_model: str | None = None):
+        _check_path(path)
         if str(path) == ":memory:":
             raise ValueError(
                 "PersistentMemoryStore needs a file path; use MemoryStore() for memories "
                 "that live in this process only"
             )
         check_text(user_id, "user_id")
-        super().__init__(embedding_model)
-        self.path, self.user_id = Path(path), user_id
+        super().__init__(embedding_model, user_id=user_id)  # one user per store
+        self.path = Path(path)
         self._saved: dict[str, tuple] = {}  # id -> the FIELDS values the file holds
         self._block_open = False  # inside store.transaction(): one write for the block
         self._db = open_for_writing(self.path)
@@ -133,19 +134,16 @@ class PersistentMemoryStore(MemoryStore):
             "WHERE user_id = ? ORDER BY seq",
             (self.user_id,),
         ).fetchall()
-        links = {}
         for row in rows:
             memory = memory_from_row(self.path, row)
-            links[memory.id] = memory.superseded_by
-            memory.superseded_by = None  # restored below, once its target is loaded too
             self._memories[memory.id] = memory
-        for memory_id, target in links.items():
-            if target is not None and target not in self._memories:
-                raise StoreFileError(
-                    f"{self.path} is inconsistent: memory {memory_id!r} of user "
-                    f"{self.user_id!r} is superseded by {target!r}, which is not stored"
-                )
-            self._memories[memory_id].superseded_by = target
+        problems = link_problems(self._memories)  # no dangling link, no cycle, no half cluster
+        if problems:
+            shown = "; ".join(problems[:3]) + ("; ..." if len(problems) > 3 else "")
+            raise StoreFileError(
+                f"{self.path} is inconsistent, so it was not opened (and was left untouched): "
+                f"in the memories of user {self.user_id!r}, {shown}"
+            )
         self._saved = {m.id: snapshot(m) for m in self._memories.values()}
 
     # --- write-through changes -----------------------------------------------------------
@@ -207,20 +205,58 @@ class PersistentMemoryStore(MemoryStore):
         return memory
 
     def supersede(self, old_id: str, new_id: str) -> None:
-        """Mark `old_id` as replaced by `new_id`, in memory and in the file."""
+        """Mark `old_id` as replaced by `new_id`, in memory and in the file.
+
+        Checked against the file's current rows, inside the write: another process may
+        have superseded either memory since this store read them. The link is written
+        only if `old_id` is still live in the file (UPDATE ... WHERE superseded_by IS
+        NULL) and `new_id` is stored and live there; otherwise ValueError, and neither
+        the file nor this store changes. So two stores on one file can never build a
+        cycle (A: m1 -> m2, then a stale B: m2 -> m1 is refused) or relink a memory.
+        """
         old = self.get(old_id)
         before = old.superseded_by
         try:
             super().supersede(old_id, new_id)
             with self._transaction() as db:
-                self._check_stored(db, new_id)
-                self._write(old, ("superseded_by",))
+                self._check_live_in_file(db, new_id, "The replacement")
+                linked = db.execute(
+                    "UPDATE memories SET superseded_by = ? "
+                    "WHERE user_id = ? AND id = ? AND superseded_by IS NULL",
+                    (new_id, self.user_id, old_id),
+                )
+                if linked.rowcount != 1:
+                    self._check_live_in_file(db, old_id, "The memory to supersede")
+                    raise AssertionError("unreachable: the row is live but was not updated")
+            saved = list(self._saved[old_id])
+            saved[FIELDS.index("superseded_by")] = new_id
+            self._saved[old_id] = tuple(saved)
         except BaseException:
             old.superseded_by = before
             raise
 
+    def _check_live_in_file(self, db: sqlite3.Connection, memory_id: str, role: str) -> None:
+        """Raise unless the file holds `memory_id`, not superseded (inside a transaction)."""
+        row = db.execute(
+            "SELECT superseded_by FROM memories WHERE user_id = ? AND id = ?",
+            (self.user_id, memory_id),
+        ).fetchone()
+        if row is None:
+            raise ValueError(
+                f"{role}, memory {memory_id!r} is no longer stored in {self.path} (removed "
+                "by another process?); nothing was changed: reopen the store to see its "
+                "current memories"
+            )
+        if row[0] is not None:
+            raise ValueError(
+                f"{role}, memory {memory_id!r} was already superseded by {row[0]!r} in "
+                f"{self.path} (by another process, after this store read it); nothing was "
+                "changed: reopen the store and supersede the current version instead"
+            )
+
     def next_id(self, prefix: str = "m") -> str:
         """An id no process has used for this user: reserved in the file's counter."""
+        check_text(prefix, "prefix", "a non-empty string (ids are prefix + number, e.g. m1)")
         with self._transaction() as db:
             stored = db.execute(
                 "SELECT last_number FROM id_counters WHERE user_id = ? AND prefix = ?",
@@ -238,6 +274,21 @@ class PersistentMemoryStore(MemoryStore):
             )
         return f"{prefix}{n}"
 
+    def reread(self, memory_id: str) -> Memory | None:
+        """A fresh copy of `memory_id` as the file holds it now (None if it is gone there).
+
+        Inside store.transaction() this is the row as of the transaction, which no other
+        process can change until it ends: what a multi-step change checks before acting.
+        """
+        check_text(memory_id, "memory_id", "a memory's id, a non-empty string")
+        with self._transaction() as db:
+            row = db.execute(
+                "SELECT id, user_id, " + ", ".join(FIELDS) + " FROM memories "
+                "WHERE user_id = ? AND id = ?",
+                (self.user_id, memory_id),
+            ).fetchone()
+        return None if row is None else memory_from_row(self.path, row)
+
     # --- in-place changes ----------------------------------------------------------------
 
     def unsaved(self) -> list[Memory]:
@@ -252,6 +303,7 @@ class PersistentMemoryStore(MemoryStore):
         """
         changed = self.unsaved()
         if changed:
+            self._check_links("save")  # an in-place edit must not write a broken link
             with self._transaction():
                 for memory in changed:
                     self._write(memory, FIELDS)
@@ -393,6 +445,15 @@ class PersistentMemoryStore(MemoryStore):
             raise
 
 
+def _check_path(path):
+    """Return `path` if it is a str or os.PathLike (a file path), else raise TypeError."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(
+            f"path must be a file path (str or pathlib.Path), got {type(path).__name__}: {path!r}"
+        )
+    return path
+
+
 def _file_id(path: Path) -> tuple[int, int] | None:
     """(device, inode) of the file at `path`, or None if there is none: its identity."""
     try:
@@ -407,7 +468,7 @@ def _file_id(path: Path) -> tuple[int, int] | None:
 
 def list_users(path) -> list[str]:
     """The users with at least one memory in the file, sorted: ['alice', 'bob']."""
-    db = open_read_only(Path(path))
+    db = open_read_only(Path(_check_path(path)))
     try:
         rows = db.execute("SELECT DISTINCT user_id FROM memories ORDER BY user_id").fetchall()
     finally:
@@ -434,6 +495,10 @@ def export_jsonl(store: MemoryStore, target) -> int:
             open(temporary, "w", encoding="utf-8") as file,  # closed before the rename
         ):
             return export_jsonl(store, file)
+    if not callable(getattr(target, "write", None)):
+        raise TypeError(
+            f"target must be a file path or an open text file, got {type(target).__name__}"
+        )
     out: IO[str] = target
     count = 0
     for memory in store:

@@ -15,6 +15,7 @@ Deliberately left out: the turn (chat_with_memory.py) and the prompt (lab/memory
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sqlite3
 import sys
 import time
@@ -24,6 +25,7 @@ from typing import Any
 
 from config import IN_MEMORY, Settings, load_settings
 from lab.memory_block import format_age
+from lab.redaction import redact
 from lab.sqlite_store import PersistentMemoryStore, StoreFileError, export_jsonl, list_users
 from memory_store import EmbeddingModelMismatch, MemoryStore
 
@@ -67,6 +69,14 @@ def main(argv: list[str] | None = None, input_fn=input, output=None, *, chat_tur
         parser.error(f"--db must be a file path or {IN_MEMORY}, got an empty string")
     if args.user is not None and not args.user.strip():
         parser.error("--user must name a user, got an empty string")
+    for option in ("user", "model", "embed_model"):
+        value = getattr(args, option)
+        if value is not None and not _is_text(value):  # undecodable bytes in argv
+            flag = "--" + option.replace("_", "-")
+            parser.error(
+                f"{flag} must be text in your terminal's encoding (UTF-8), got bytes that "
+                f"are not: {value.encode('utf-8', 'backslashreplace').decode('ascii', 'replace')}"
+            )
     settings = replace(
         settings,
         chat_model=args.model or settings.chat_model,
@@ -84,14 +94,14 @@ def main(argv: list[str] | None = None, input_fn=input, output=None, *, chat_tur
     try:
         store = open_chat_store(settings)
     except EmbeddingModelMismatch as exc:
-        say(f"error: {exc}")
+        say(f"error: {redact(str(exc))}")
         say(
             f"To re-embed them with {settings.embed_model}: python code/run.py reembed "
             f"--user {settings.user_id} --db {settings.db_path}"
         )
         return 1
     except (StoreFileError, OSError, sqlite3.Error) as exc:
-        say(f"error: {exc}")
+        say(f"error: {redact(str(exc))}")
         return 1
     say(f"Memory Lab chat: model {settings.chat_model}, embeddings {settings.embed_model}")
     if isinstance(store, PersistentMemoryStore):
@@ -102,6 +112,7 @@ def main(argv: list[str] | None = None, input_fn=input, output=None, *, chat_tur
     else:
         say("Memories live in this process only: they are gone when you quit. /help for commands.")
     try:
+        _keep_undecodable_lines_apart(input_fn)
         written = _chat_loop(store, settings, input_fn, say, chat_turn)
     finally:
         if isinstance(store, PersistentMemoryStore):
@@ -112,6 +123,28 @@ def main(argv: list[str] | None = None, input_fn=input, output=None, *, chat_tur
     )
     say(f"Goodbye. {stored} stored in this session.{total}")
     return 0
+
+
+def _keep_undecodable_lines_apart(input_fn) -> None:
+    """Read stdin with errors="surrogateescape" from now on (the chat's own process).
+
+    subtle: with the default errors="strict", one byte that is not UTF-8 makes input()
+    raise and throws away the whole chunk it was decoding, good lines included; escaped,
+    only the line holding it is refused (_is_text) and the chat goes on. Set before the
+    first read: a text stream cannot change its errors after that.
+    """
+    if input_fn is input and hasattr(sys.stdin, "reconfigure"):
+        with contextlib.suppress(OSError, ValueError):  # io.UnsupportedOperation: read already
+            sys.stdin.reconfigure(errors="surrogateescape")
+
+
+def _is_text(value: str) -> bool:
+    """False for a str holding lone surrogates (undecodable bytes smuggled in by the OS)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def open_chat_store(settings: Settings) -> MemoryStore:
@@ -132,6 +165,15 @@ def _chat_loop(store: MemoryStore, settings: Settings, input_fn, say, chat_turn:
         except (EOFError, KeyboardInterrupt):
             say()
             return written
+        except UnicodeDecodeError as exc:  # e.g. a Latin-1 terminal, or a binary file piped in
+            say(
+                f"error: that line is not UTF-8 text ({exc.reason} at byte {exc.start}), so "
+                "it was not read; set your terminal to UTF-8 and type it again"
+            )
+            continue
+        if not _is_text(line):  # read with errors="surrogateescape": undecodable bytes
+            say("error: that line holds bytes that are not UTF-8 text, so it was not stored")
+            continue
         if not line:
             continue
         if line in ("/quit", "/exit"):
@@ -158,14 +200,14 @@ def _chat_loop(store: MemoryStore, settings: Settings, input_fn, say, chat_turn:
             try:
                 count = export_jsonl(store, target)
             except (OSError, ValueError) as exc:  # ValueError: the target is a store
-                say(f"error: {exc}")
+                say(f"error: {redact(str(exc))}")
                 continue
             say(f"  exported {count} memories to {target}")
         else:
             try:
                 result = chat_turn(line, store, settings=settings)
             except (RuntimeError, ValueError, sqlite3.Error) as exc:
-                say(f"error: {exc}")
+                say(f"error: {redact(str(exc))}")
                 continue
             written += len(result.written)
             say(f"assistant> {result.reply}")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import struct
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -31,6 +32,11 @@ Weights = tuple[float, float, float]  # (relevance, recency, importance), each >
 EPOCH_RANGE = (-62_135_596_800.0, 253_402_300_799.0)
 KINDS = ("episodic", "semantic", "procedural")  # events, durable facts, skills
 IMPORTANCE_RANGE = (1, 10)  # the Generative Agents "poignancy" scale
+# A memory's text holds at most this many characters (about two pages, 2,000 tokens):
+# enough for a note or an episode, while a pasted file would make every prompt that
+# recalls it as large as the file. Only the embedding input is cut shorter (256 tokens).
+MAX_TEXT_CHARS = 8_000
+FLOAT32_MAX = 3.4028234663852886e38  # the largest finite float32
 
 
 def as_timestamp(value: Any, name: str = "time") -> float:
@@ -119,6 +125,83 @@ def as_vector(values: Any, name: str = "embedding") -> tuple[float, ...]:
     return tuple(vector)
 
 
+def as_float32_vector(values: Any, name: str = "embedding") -> tuple[float, ...]:
+    """as_vector, then each value rounded to the nearest float32 (kept as Python floats).
+
+    A memory's vector is rounded once, when the memory is made, so that a file holding
+    float32s keeps it exactly and a reopened store ranks exactly as before; scores are
+    still computed in float64 from these values.
+        as_float32_vector([0.1, 1.0]) -> (0.10000000149011612, 1.0)
+    A value float32 cannot hold (beyond 3.4e38, or so small it would become 0) is refused.
+    """
+    vector = as_vector(values, name)
+    packing = struct.Struct(f"<{len(vector)}f")
+    try:  # C-speed rounding to float32; too large a value raises OverflowError
+        rounded = packing.unpack(packing.pack(*vector))
+    except OverflowError:
+        rounded = ()
+    if len(rounded) != len(vector) or rounded.count(0.0) != vector.count(0.0):
+        i, x = next((i, x) for i, x in enumerate(vector) if not _fits_float32(x))
+        raise ValueError(
+            f"{name}[{i}] = {x!r} cannot be kept as a float32: non-zero values must be "
+            f"between about 1e-45 and {FLOAT32_MAX:.3g} in size; rescale the vector "
+            "(cosine similarity ignores its length)"
+        )
+    return rounded
+
+
+def _fits_float32(x: float) -> bool:
+    """True if float32 holds `x` as a number of the same kind (not inf, not 0 for non-0)."""
+    try:
+        (rounded,) = struct.unpack("<f", struct.pack("<f", x))
+    except OverflowError:
+        return False
+    return (rounded == 0.0) == (x == 0.0)
+
+
+def check_memory_text(value: Any, name: str = "text") -> str:
+    """Return `value` if it is a string of at most MAX_TEXT_CHARS characters, else raise."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, got {type(value).__name__}: {value!r:.80}")
+    if len(value) > MAX_TEXT_CHARS:
+        raise ValueError(
+            f"{name} is {len(value):,} characters long; a memory holds at most "
+            f"{MAX_TEXT_CHARS:,} (MAX_TEXT_CHARS): split it into several memories or "
+            f"store a summary. It starts {value[:40]!r}"
+        )
+    _check_unicode(value, name)
+    return value
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """Return `value` if it is True or False, else TypeError: "yes", 1 or None are no flag."""
+    if not isinstance(value, bool):
+        raise TypeError(
+            f"{name} must be True or False, got {value!r} of type {type(value).__name__}"
+        )
+    return value
+
+
+def check_ids(values: Any, name: str) -> tuple[str, ...]:
+    """Return memory ids (a list, tuple or set of non-empty strings) as a tuple, else raise.
+
+    A single string is refused: "m12" is not the ids "m", "1", "2" (the substring trap
+    of `"m1" in "m12"`).
+        check_ids(["m1", "m2"], "evidence") -> ('m1', 'm2')
+    """
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise TypeError(
+            f"{name} must be a list or set of memory ids, got {type(values).__name__}: "
+            f"{values!r:.60}"
+            + (f" (for one id write [{values!r}])" if isinstance(values, str) else "")
+        )
+    ids = tuple(values)
+    for i, value in enumerate(ids):
+        if not isinstance(value, str) or not value:
+            raise TypeError(f"{name}[{i}] must be a memory id (a non-empty string), got {value!r}")
+    return ids
+
+
 def check_int(value: Any, name: str, minimum: int = 1, meaning: str = "") -> int:
     """Return `value` as an int >= `minimum`, or raise naming `name` and the rule.
 
@@ -145,7 +228,20 @@ def check_text(value: Any, name: str, meaning: str = "a non-empty string") -> st
         raise TypeError(f"{name} must be {meaning}, got {value!r} of type {type(value).__name__}")
     if not value.strip():
         raise ValueError(f"{name} must be {meaning}, got {value!r}")
+    _check_unicode(value, name)
     return value
+
+
+def _check_unicode(value: str, name: str) -> None:
+    """Refuse lone surrogates: undecodable bytes (argv, a file) that no file can store."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(
+            f"{name} must be valid Unicode text, but it holds {value[exc.start]!r} at "
+            f"position {exc.start}: bytes that were not UTF-8 (decode them first, e.g. "
+            f"data.decode('utf-8', 'replace')); got {value[:40]!r}"
+        ) from None
 
 
 def check_k(k: Any) -> int:

@@ -71,7 +71,7 @@ class MemoryIndex:
 
     def __init__(self, store: MemoryStore | None = None) -> None:
         if store is None:
-            store = MemoryStore()
+            store = MemoryStore(user_id=None)  # the index holds many users, filtered per query
         if not isinstance(store, MemoryStore):
             raise TypeError(f"store must be a MemoryStore, got {type(store).__name__}")
         self.store = store

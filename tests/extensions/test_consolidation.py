@@ -150,7 +150,7 @@ def test_a_failing_model_falls_back_to_the_offline_summary(embedder, monkeypatch
 
 
 def test_the_summary_prompt_asks_for_one_standalone_sentence():
-    prompt = SUMMARY_PROMPT.format(n=5, notes="- a\n- b")
+    prompt = SUMMARY_PROMPT.format(n=5, notes="- a\n- b", data_not_instructions="")
     assert "ONE standalone sentence" in prompt and "- a\n- b" in prompt
 
 
@@ -183,7 +183,7 @@ def test_the_default_cluster_size_is_the_courses_five():
 
 
 def test_a_cluster_never_mixes_two_users_episodes(embedder):
-    store = MemoryStore()
+    store = MemoryStore(user_id=None)  # the many-user store under the index
     for i, text in enumerate(POOL_LEAK):
         memory = embedder.remember(store, text, now=NOW - i * DAY)
         memory.user_id = "alice" if i < 3 else "bob"
@@ -195,9 +195,9 @@ def test_a_cluster_never_mixes_two_users_episodes(embedder):
 
 
 def test_the_fact_belongs_to_the_user_whose_episodes_it_sums_up(embedder):
-    store = make_store(embedder, POOL_LEAK)
-    for memory in store:
-        memory.user_id = "alice"
+    store = MemoryStore(user_id="alice")
+    for i, text in enumerate(POOL_LEAK):
+        embedder.remember(store, text, kind="episodic", importance=4, now=NOW - (30 - i) * DAY)
     (result,) = consolidate(store, embedder, NOW)
     assert result.fact.user_id == "alice"
 

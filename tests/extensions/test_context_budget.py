@@ -148,7 +148,7 @@ def test_recall_within_budget_rejects_a_bad_k(k, error):
 
 
 def test_recall_within_budget_refuses_a_store_of_two_users_and_touches_nothing():
-    store = MemoryStore()
+    store = MemoryStore(user_id=None)  # the many-user store under the index
     embedder = Embedder("memorylab/hashed-bow-384")
     embedder.remember(store, "Alice has a cat", now=NOW - DAY, user_id="alice")
     embedder.remember(store, "Bob decided the default API is Groq", now=NOW - DAY, user_id="bob")

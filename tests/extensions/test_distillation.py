@@ -147,7 +147,7 @@ def test_remember_distilled_stores_semantic_facts_with_tags_and_the_episode_span
 
 
 def test_the_prompt_asks_for_the_json_shape_that_parse_facts_accepts():
-    prompt = DISTILL_PROMPT.format(max_facts=3, turns="user: hi")
+    prompt = DISTILL_PROMPT.format(max_facts=3, turns="user: hi", data_not_instructions="")
     assert '[{"fact": "...", "tags": ["...", "..."]}]' in prompt
     assert parse_facts('[{"fact": "...", "tags": ["...", "..."]}]')
 

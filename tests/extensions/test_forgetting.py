@@ -133,7 +133,7 @@ def test_prune_refuses_something_that_is_not_a_store():
 
 
 def test_a_store_mixing_two_users_is_refused_before_anything_is_removed():
-    store = MemoryStore()
+    store = MemoryStore(user_id=None)  # the many-user store under the index
     for memory_id, user in (("a1", "alice"), ("b1", "bob")):
         memory = make(memory_id, days_ago=400, importance=1)
         memory.user_id = user

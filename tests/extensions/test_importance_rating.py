@@ -11,10 +11,10 @@ from embedding_helpers import Embedder
 from extensions.importance_rating import (
     BASE_IMPORTANCE,
     CUES,
-    RATING_PROMPT,
     heuristic_importance,
     parse_rating,
     rate_importance,
+    rating_prompt,
     remember_rated,
 )
 from memory_store import MemoryStore
@@ -131,7 +131,7 @@ def test_a_failing_model_falls_back_to_the_heuristic_and_says_why(monkeypatch):
 
 
 def test_the_prompt_asks_for_one_number_on_the_1_to_10_scale():
-    prompt = RATING_PROMPT.format(text="We signed the contract")
+    prompt = rating_prompt("We signed the contract")
     assert "1 to 10" in prompt and "We signed the contract" in prompt
 
 

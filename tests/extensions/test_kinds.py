@@ -210,7 +210,7 @@ def test_rank_by_kind_refuses_something_that_is_not_a_store():
 
 
 def mixed_store():
-    store = MemoryStore()
+    store = MemoryStore(user_id=None)  # the many-user store under the index
     for memory_id, user in (("a1", "alice"), ("b1", "bob")):
         memory = make(memory_id, "semantic", hours_ago=1)
         memory.user_id = user

@@ -133,13 +133,14 @@ def test_a_hand_made_cycle_is_reported_not_followed_forever():
         current_version(store, "a")
 
 
-def test_the_new_version_belongs_to_the_old_facts_user(store, embedder):
-    store.get("m1").user_id = "eric"
+def test_the_new_version_belongs_to_the_old_facts_user(embedder):
+    store = MemoryStore(user_id="eric")
+    embedder.remember(store, GROQ, kind="semantic", now=NOW)
     assert replace_fact(store, embedder, "m1", OPENAI, NOW).user_id == "eric"
 
 
 def test_a_fact_is_never_matched_against_another_users_fact(embedder):
-    store = MemoryStore()
+    store = MemoryStore(user_id=None)  # the many-user store under the index
     embedder.remember(store, GROQ, kind="semantic", now=NOW, user_id="bob")
     embedder.remember(store, "Alice likes dark mode", kind="semantic", now=NOW, user_id="alice")
     with pytest.raises(ValueError, match=r"2 users \('alice', 'bob'\)"):

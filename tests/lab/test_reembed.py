@@ -55,7 +55,7 @@ def test_reembed_changes_only_the_vectors_and_only_of_that_user(old_file):
     with PersistentMemoryStore(old_file, "dana", embedding_model=model) as store:
         after = {m.id: m.to_dict() for m in store}
         for memory in store:
-            assert memory.embedding == Embedder().embed_one(memory.text)
+            assert memory.embedding == Embedder().memory("x", memory.text).embedding
     for memory_id, old in before.items():
         new = after[memory_id]
         assert new["embedding_model"] == model

@@ -67,7 +67,7 @@ def test_every_field_survives_closing_and_reopening(path):
             importance=8,
             created_at=NOW - 2 * DAY,
             last_accessed=NOW - HOUR,
-            embedding=[0.1, 1 / 3, -2.5e-300],  # exact doubles, not rounded
+            embedding=[0.1, 1 / 3, -2.5e-30],  # rounded to float32 once, then kept exactly
             embedding_model="hand-rolled",
             metadata={"role": "user", "tags": ["api", "é"], "score": 0.5},
         ),
@@ -575,7 +575,7 @@ def test_two_writer_processes_lose_nothing(path, users):
 
 
 def test_export_refuses_a_store_of_two_users_and_writes_no_file(tmp_path):
-    store = MemoryStore()
+    store = MemoryStore(user_id=None)  # the many-user store under the index
     store.add(memory("m1", user_id="alice"))
     store.add(memory("m2", user_id="bob"))
     target = tmp_path / "everyone.jsonl"
