@@ -43,7 +43,7 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO
 
@@ -471,7 +471,10 @@ class PersistentMemoryStore(MemoryStore):
         if self._block_open:  # inside store.transaction(): its one BEGIN ... COMMIT holds
             yield self._db
             return
-        self._db.execute("BEGIN IMMEDIATE")  # take the write lock now, not halfway through
+        try:
+            self._db.execute("BEGIN IMMEDIATE")  # take the write lock now, not halfway through
+        except sqlite3.OperationalError as exc:  # locked by another program for too long
+            raise self._write_error(exc) from None
         try:
             if _file_id(self._absolute) != self._file_id:
                 # subtle: SQLite keeps writing to the open, unlinked file and reports success;
@@ -484,11 +487,29 @@ class PersistentMemoryStore(MemoryStore):
                 )
             yield self._db
             self._db.execute("COMMIT")
-        except BaseException:
+        except BaseException as exc:
             if self._db.in_transaction:
-                self._db.execute("ROLLBACK")  # all of it or none of it
+                with suppress(sqlite3.Error):  # SQLite rolls back itself when this fails too
+                    self._db.execute("ROLLBACK")  # all of it or none of it
+            if isinstance(exc, sqlite3.OperationalError):  # full, read-only, I/O error, locked
+                raise self._write_error(exc) from None
             raise
         checkpoint(self._db)  # the .sqlite3 alone now holds this commit too
+
+    def _write_error(self, exc: sqlite3.OperationalError) -> StoreFileError:
+        """The error a failed write raises: which file, what SQLite said, nothing written."""
+        cause = str(exc)
+        hint = {
+            "full": "the disk (or the file's size limit) is full: free some space",
+            "readonly": "the file, its folder or the disk is read-only: make them writable",
+            "locked": "another program kept the file locked: close it, or try again",
+            "I/O": "the disk reported an I/O error: check it, and keep a backup",
+        }
+        advice = next((text for key, text in hint.items() if key in cause), "see SQLite's words")
+        return StoreFileError(
+            f"{self.path} could not be written (SQLite says: {cause}); {advice}. Nothing of "
+            "this change was written: the file and this store are as they were before it."
+        )
 
     @contextmanager
     def _undo_if_failed(self) -> Iterator[None]:

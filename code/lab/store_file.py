@@ -33,7 +33,7 @@ import sqlite3
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from lab.store_rows import (
@@ -42,6 +42,7 @@ from lab.store_rows import (
     StoreFileError,
     check_row,
     row_checksum,
+    row_ok,
 )
 from lab.store_schema import (
     COLUMNS,
@@ -59,6 +60,10 @@ SIDE_FILES = ("-wal", "-shm")  # beside an open store: its journal and shared in
 
 class NewerSchemaError(StoreFileError):
     """The file was written by a newer version of Memory Lab than this one."""
+
+
+class DamagedFileError(StoreFileError):
+    """integrity_check (or a row's checksum) failed: the file's bytes are damaged."""
 
 
 class ForeignWalError(StoreFileError):
@@ -88,21 +93,33 @@ def open_read_only(path: Path) -> sqlite3.Connection:
     # With no -wal file beside it, nobody has the file open for writing and everything is in
     # the file itself: read it as immutable, which creates no -wal or -shm file next to it.
     wal = wal_of(path)
+    if wal.exists():
+        return _checked(path, wal, immutable=False)
+    try:
+        return _checked(path, wal, immutable=True)
+    except DamagedFileError:
+        # subtle: immutable reads take no lock, so another process that wrote meanwhile
+        # (it makes the -wal as it starts) can make the file look damaged: look again,
+        # with locks; a file that is really damaged fails that check too
+        return _checked(path, wal, immutable=False)
+
+
+def _checked(path: Path, wal: Path, immutable: bool) -> sqlite3.Connection:
     with_wal = wal.exists() and wal.stat().st_size > 0
-    db = _connect_read_only(path, immutable=not wal.exists())
+    db = _connect_read_only(path, immutable=immutable)
     try:
         version = _check_layout(db, path)
         problem = _problem(db, version, all_rows=with_wal)
         if problem and with_wal:
             _blame_wal(path, wal, problem)
         if problem:
-            raise sqlite3.DatabaseError(problem)
+            raise sqlite3.DatabaseError(problem)  # reported below as damage
         if with_wal and version >= 2:
             _check_identity(db, path, wal)
     except sqlite3.DatabaseError as exc:
         db.close()
-        raise StoreFileError(
-            f"{path} is damaged or not a database (SQLite says: {exc}). It was left untouched: "
+        raise DamagedFileError(
+            f"{path} is damaged or not a database (the check found: {exc}). It was left untouched: "
             "restore it from a backup, or move it away to start a new store."
         ) from None
     except BaseException:
@@ -164,9 +181,11 @@ def check_all_rows(db: sqlite3.Connection, path: Path) -> None:
     """Raise StoreFileError unless every memory and user row matches its checksum."""
     file_id = read_file_id(db)
     for row in db.execute(f"SELECT {', '.join(MEMORY_COLUMNS)} FROM memories"):
-        check_row(path, file_id, row, f"the row of memory {row[2]!r} of user {row[1]!r}")
+        if not row_ok(file_id, row):
+            raise StoreFileError(f"memory {row[2]!r} of user {row[1]!r} fails its checksum")
     for row in db.execute(f"SELECT {', '.join(USER_COLUMNS)} FROM users"):
-        check_row(path, file_id, row, f"the row of user {row[0]!r}")
+        if not row_ok(file_id, row):
+            raise StoreFileError(f"the row of user {row[0]!r} fails its checksum")
 
 
 def read_file_id(db: sqlite3.Connection) -> str:
@@ -243,7 +262,11 @@ def checkpoint(db: sqlite3.Connection) -> None:
     crash, or a plain copy of the file, loses nothing. PASSIVE never waits for readers;
     pages a reader still needs are copied by the next write's checkpoint.
     """
-    db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    # subtle: the transaction is committed, so a failed checkpoint must not report the change
+    # as failed (the caller would undo it in memory while the file keeps it); the -wal
+    # still holds it, and the next write's checkpoint copies it.
+    with suppress(sqlite3.Error):
+        db.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
 
 def connect(path: Path) -> sqlite3.Connection:
@@ -261,6 +284,10 @@ def open_for_writing(path: Path) -> sqlite3.Connection:
         open_read_only(path).close()
     db = None
     try:
+        if path.exists() and not os.access(path, os.W_OK):
+            # subtle: SQLite opens a write-protected file read-only without a word, and only
+            # the first add would fail (root passes this check; a read-only mount does not)
+            raise sqlite3.OperationalError("attempt to write a readonly database")
         db = connect(path)
         _set_wal(db)  # readers never block the one writer
         db.execute("PRAGMA synchronous = FULL")  # a commit is on disk when it returns

@@ -116,10 +116,15 @@ def sealed_row(file_id: str, seq: int, user_id: str, memory_id: str, columns: tu
     )
 
 
+def row_ok(file_id: str, row: tuple) -> bool:
+    """Whether the row's last value is the checksum of the others (and the file's id)."""
+    *values, checksum = row
+    return checksum == row_checksum(file_id, *values)
+
+
 def check_row(path: Path, file_id: str, row: tuple, what: str) -> None:
     """Raise StoreFileError unless the row's last value is the checksum of the others."""
-    *values, checksum = row
-    if checksum != row_checksum(file_id, *values):
+    if not row_ok(file_id, row):
         raise StoreFileError(
             f"{path}: {what} does not match its checksum, so it was damaged on disk, changed "
             "by another program, or came from another store file (a stray -wal). It is not "
