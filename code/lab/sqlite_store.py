@@ -123,6 +123,11 @@ class PersistentMemoryStore(MemoryStore):
         self._db.execute("BEGIN")  # one consistent snapshot, even while others write
         try:
             self._read(embedding_model)
+        except sqlite3.DatabaseError as exc:  # e.g. text that is no longer UTF-8
+            raise StoreFileError(
+                f"{self.path} is damaged: reading the memories of user {self.user_id!r} "
+                f"failed (SQLite says: {exc}). It was left untouched: restore it from a backup."
+            ) from None
         finally:
             self._db.execute("COMMIT")
 
@@ -539,6 +544,8 @@ def list_users(path) -> list[str]:
     db = open_read_only(Path(path))
     try:
         rows = db.execute("SELECT DISTINCT user_id FROM memories ORDER BY user_id").fetchall()
+    except sqlite3.DatabaseError as exc:  # e.g. a user id that is no longer UTF-8
+        raise StoreFileError(f"{path} is damaged (SQLite says: {exc})") from None
     finally:
         db.close()
     return [user for (user,) in rows]
