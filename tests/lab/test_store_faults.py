@@ -30,6 +30,7 @@ from embedding_helpers import Embedder
 from extensions.consolidation import consolidate
 from extensions.forgetting import prune
 from extensions.superseding import replace_fact
+from lab import store_file
 from lab.sqlite_store import ForeignWalError, PersistentMemoryStore, StoreFileError
 from memory_store import Memory
 
@@ -402,3 +403,29 @@ def check_cannot_be_written(folder: Path, case: str) -> None:
         or "unable to open" in result.stdout
     )
     assert sha256(path) == before
+
+
+def test_a_wal_that_changes_the_files_identity_is_refused_even_if_every_row_agrees(tmp_path):
+    # The stray -wal carries a whole other store: its identity (meta) and every row, each
+    # sealed with that identity. Rows and integrity_check agree; only file_id tells.
+    path = tmp_path / "memories.sqlite3"
+    with PersistentMemoryStore(path, "u") as store:
+        store.add(note("m1", "the file's own memory"))
+    db = store_file.connect(path)
+    db.execute("PRAGMA wal_autocheckpoint = 0")  # keep the change in the -wal only
+    db.execute("BEGIN IMMEDIATE")
+    other = "0" * 32
+    db.execute("UPDATE meta SET value = ? WHERE key = 'file_id'", (other,))
+    db.execute("UPDATE memories SET text = 'a memory of another store'")  # re-sealed: new id
+    db.execute(
+        "UPDATE users SET checksum = row_checksum(?, user_id, embedding_model, dimension)",
+        (other,),
+    )
+    db.execute("COMMIT")
+    folder = tmp_path / "restored"
+    folder.mkdir()
+    shutil.copy(path, folder / path.name)  # the file alone: its own identity and row
+    shutil.copy(f"{path}-wal", folder / f"{path.name}-wal")  # the other store's -wal
+    db.close()
+    with pytest.raises(ForeignWalError, match="changes the file's identity"):
+        PersistentMemoryStore(folder / path.name, "u")
