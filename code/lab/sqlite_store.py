@@ -29,12 +29,18 @@ loses no committed memory; the WAL is checkpointed after every write transaction
 come from a counter in the file, so they never pick the same one). If the file is deleted
 or moved while a store has it open, the store refuses to write (SQLite would write to the
 vanished file and report success) and still holds its memories for export_jsonl. A file
-that is not SQLite, is damaged (PRAGMA integrity_check), or has a newer schema (PRAGMA
-user_version) is checked through a read-only connection and refused with StoreFileError
-before anything could write to it.
+that is not SQLite, is damaged (PRAGMA integrity_check), has a stray -wal beside it, or
+has a newer schema (PRAGMA user_version) is checked through a read-only connection and
+refused with StoreFileError before anything could write to it (lab/store_file.py); every
+row's checksum is verified as it is loaded (lab/store_rows.py). A write SQLite refuses (a
+full disk, a read-only file, an I/O error) is rolled back and raised as StoreFileError
+naming the file and the cause. docs/store.md has the whole list.
+
+extend() writes a whole batch in one transaction (100,000 memories in seconds); a failed
+add or extend takes out only the memories it added.
 
 Deliberately left out: a vector index (recall stays the retriever's loop over every
-memory), seeing another process's new memories without reopening, and schema migrations.
+memory) and seeing another process's new memories without reopening.
 """
 
 from __future__ import annotations
