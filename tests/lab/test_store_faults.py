@@ -429,3 +429,47 @@ def test_a_wal_that_changes_the_files_identity_is_refused_even_if_every_row_agre
     db.close()
     with pytest.raises(ForeignWalError, match="changes the file's identity"):
         PersistentMemoryStore(folder / path.name, "u")
+
+
+KILL_AT = textwrap.dedent(
+    """
+    import os, sys
+    sys.path[:0] = [{code!r}, {tests!r}, {root_tests!r}]
+    import test_store_faults as t
+    from lab.sqlite_store import PersistentMemoryStore
+
+    def kill(k):
+        if k == {k}:
+            os.kill(os.getpid(), 9)  # SIGKILL: no rollback, no close, no Python cleanup
+
+    store = PersistentMemoryStore({path!r}, "eric")
+    store._db = t.Recorder(store._db, kill)
+    t.op_replace_fact(store)
+    """
+)
+
+
+def test_replace_fact_killed_with_sigkill_at_every_statement_leaves_one_live_version(tmp_path):
+    here = Path(__file__).parent
+    env = {**os.environ, "MEMORY_LAB_ENV_FILE": ""}
+    k, outcomes = 0, []
+    while True:  # kill at statement 1, 2, ... until the operation finishes before k
+        k += 1
+        path = tmp_path / f"kill-{k}" / "memories.sqlite3"
+        path.parent.mkdir()
+        fill(path)
+        before = state(path)
+        script = KILL_AT.format(
+            code=str(CODE), tests=str(here), root_tests=str(here.parent), k=k, path=str(path)
+        )
+        result = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, env=env, timeout=60
+        )
+        assert result.returncode in (0, -9), result.stderr
+        after = state(path)  # reopens the real file: integrity, checksums, links
+        live = [m for m in after if m["superseded_by"] is None and "default API" in m["text"]]
+        assert len(live) == 1, f"killed at statement {k}: {live}"
+        outcomes.append("old" if after == before else "new")
+        if result.returncode == 0:
+            break
+    assert k > 5 and outcomes[0] == "old" and outcomes[-1] == "new", outcomes
