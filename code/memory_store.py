@@ -31,6 +31,7 @@ embeddings (embedding_helpers.py) and saving to disk (lab/sqlite_store.py).
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -373,7 +374,8 @@ class MemoryStore:
         trial._memories = dict.fromkeys(self._memories)  # ids only: enough for the checks
         links = {m.id: m.superseded_by for m in batch if m.superseded_by is not None}
         for memory in batch:
-            if links.get(memory.id) not in (None, *seen, *self._memories):
+            link = links.get(memory.id)  # subtle: set lookups; a tuple of every id was O(n^2)
+            if link is not None and link not in seen and link not in self._memories:
                 raise ValueError(
                     f"memory {memory.id!r} says it is superseded by {links[memory.id]!r}, "
                     "which is neither in the store nor in this batch"
@@ -401,9 +403,15 @@ class MemoryStore:
             for memory in batch:
                 memory.superseded_by = None  # linked again below, once both ends are stored
                 self.add(memory)
-            while links:  # oldest link first: a -> b before b -> c, as supersede requires
-                old = next(o for o in links if o not in links.values())
-                self.supersede(old, links.pop(old))
+            waiting = Counter(links.values())  # how many links still point at each memory
+            ready = [old for old in links if not waiting[old]]  # nobody waits to link to them
+            while ready:  # oldest link first: a -> b before b -> c, as supersede requires
+                old = ready.pop()
+                new = links[old]
+                self.supersede(old, new)
+                waiting[new] -= 1
+                if not waiting[new] and new in links:
+                    ready.append(new)
         return batch
 
     def check_model(self, model: str | None, what: str = "the query") -> None:

@@ -129,10 +129,19 @@ def test_a_vector_is_rounded_to_float32_when_a_memory_is_made():
     assert m.embedding == (struct.unpack("<f", struct.pack("<f", 0.7))[0],)
 
 
-@pytest.mark.parametrize("value", [1e300, -1e39, 1e-50])
+@pytest.mark.parametrize("value", [1e300, -1e39])
 def test_a_value_float32_cannot_hold_is_refused_by_name(value):
     with pytest.raises(ValueError, match=r"embedding\[1\] = .* cannot be kept as a float32"):
         memory("m1", embedding=[1.0, value])
+
+
+def test_a_vector_of_only_tiny_values_is_refused_not_flattened_to_zero():
+    with pytest.raises(ValueError, match=r"embedding\[0\] = 1e-50 .* rescale the vector"):
+        memory("m1", embedding=[1e-50, -2e-50])
+
+
+def test_a_value_too_small_for_float32_beside_normal_ones_becomes_zero():
+    assert memory("m1", embedding=[1.0, 1e-50, -1e-300]).embedding == (1.0, 0.0, -0.0)
 
 
 def test_a_reopened_store_ranks_exactly_as_before(tmp_path):

@@ -15,7 +15,9 @@
     what_to_embed.py     which texts deserve a memory (the chat's write-back follows it)
     reembed.py           re-embed a store file with today's embedding model
     sqlite_store.py      a MemoryStore kept in a SQLite file, one user per store; export
-    store_file.py        the file format under it: schema, opening safely, rows <-> memories
+    store_file.py        the file under it: schema, opening safely, a stray -wal, copies
+    store_rows.py        one memory <-> one row: packed float32 vectors, per-row checksums
+    store_schema.py      the tables, version by version; older files migrated on open
     backup.py            python code/run.py backup: a consistent copy of a store file
     terminal_chat.py     the terminal chat loop around the course's chat turn
 

@@ -21,11 +21,13 @@ import argparse
 import sqlite3
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 from config import IN_MEMORY, load_settings
 from lab.hybrid_embedding import offline_vectors
 from lab.sqlite_store import PersistentMemoryStore, StoreFileError
-from lab.store_file import FIELDS, snapshot, to_columns
+from lab.store_file import connect
+from lab.store_rows import FIELDS, snapshot, to_columns
 
 COMMAND = "python code/run.py reembed"
 
@@ -44,7 +46,8 @@ def reembed(path, user_id: str, model: str, api_base=None, timeout: float = 60.0
 
         vectors = embed(model, texts, api_base=api_base, timeout=timeout)
     column = FIELDS.index("embedding")
-    db = sqlite3.connect(path)
+    db = connect(Path(path))  # its triggers re-seal every row it changes
+    db.isolation_level = "DEFERRED"  # `with db:` below: one transaction, committed at the end
     try:
         with db:  # one transaction: every vector or none
             for memory, vector in zip(memories, vectors):

@@ -29,12 +29,18 @@ loses no committed memory; the WAL is checkpointed after every write transaction
 come from a counter in the file, so they never pick the same one). If the file is deleted
 or moved while a store has it open, the store refuses to write (SQLite would write to the
 vanished file and report success) and still holds its memories for export_jsonl. A file
-that is not SQLite, is damaged (PRAGMA integrity_check), or has a newer schema (PRAGMA
-user_version) is checked through a read-only connection and refused with StoreFileError
-before anything could write to it.
+that is not SQLite, is damaged (PRAGMA integrity_check), has a stray -wal beside it, or
+has a newer schema (PRAGMA user_version) is checked through a read-only connection and
+refused with StoreFileError before anything could write to it (lab/store_file.py); every
+row's checksum is verified as it is loaded (lab/store_rows.py). A write SQLite refuses (a
+full disk, a read-only file, an I/O error) is rolled back and raised as StoreFileError
+naming the file and the cause. docs/store.md has the whole list.
+
+extend() writes a whole batch in one transaction (100,000 memories in seconds); a failed
+add or extend takes out only the memories it added.
 
 Deliberately left out: a vector index (recall stays the retriever's loop over every
-memory), seeing another process's new memories without reopening, and schema migrations.
+memory) and seeing another process's new memories without reopening.
 """
 
 from __future__ import annotations
@@ -43,28 +49,38 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO
 
 from lab.store_file import (
-    FIELDS,
+    ForeignWalError,
     NewerSchemaError,
-    StoreFileError,
     backup_to,
     check_copy_target,
     checkpoint,
-    memory_from_row,
     open_for_writing,
     open_read_only,
+    read_file_id,
+    written_atomically,
+)
+from lab.store_rows import (
+    FIELDS,
+    MEMORY_COLUMNS,
+    USER_COLUMNS,
+    StoreFileError,
+    check_row,
+    memory_from_row,
+    row_checksum,
+    sealed_row,
     snapshot,
     to_columns,
-    written_atomically,
 )
 from lab.validation import check_text
 from memory_store import EmbeddingModelMismatch, Memory, MemoryStore, check_store, link_problems
 
 __all__ = [
+    "ForeignWalError",
     "NewerSchemaError",
     "PersistentMemoryStore",
     "StoreFileError",
@@ -114,15 +130,22 @@ class PersistentMemoryStore(MemoryStore):
         self._db.execute("BEGIN")  # one consistent snapshot, even while others write
         try:
             self._read(embedding_model)
+        except sqlite3.DatabaseError as exc:  # e.g. text that is no longer UTF-8
+            raise StoreFileError(
+                f"{self.path} is damaged: reading the memories of user {self.user_id!r} "
+                f"failed (SQLite says: {exc}). It was left untouched: restore it from a backup."
+            ) from None
         finally:
             self._db.execute("COMMIT")
 
     def _read(self, embedding_model: str | None) -> None:
+        self._identity = read_file_id(self._db)  # every row's checksum includes it
         user = self._db.execute(
-            "SELECT embedding_model, dimension FROM users WHERE user_id = ?", (self.user_id,)
+            f"SELECT {', '.join(USER_COLUMNS)} FROM users WHERE user_id = ?", (self.user_id,)
         ).fetchone()
         if user is not None:
-            self.embedding_model, self.dimension = user
+            check_row(self.path, self._identity, user, f"the row of user {self.user_id!r}")
+            self.embedding_model, self.dimension = user[1:3]
             if embedding_model is not None and embedding_model != self.embedding_model:
                 raise EmbeddingModelMismatch(
                     f"{self.path}: the memories of user {self.user_id!r} were embedded with "
@@ -130,12 +153,23 @@ class PersistentMemoryStore(MemoryStore):
                     ". Open it with the same embedding model (or none to accept the stored one)."
                 )
         rows = self._db.execute(
-            "SELECT id, user_id, " + ", ".join(FIELDS) + " FROM memories "
-            "WHERE user_id = ? ORDER BY seq",
+            f"SELECT {', '.join(MEMORY_COLUMNS)} FROM memories WHERE user_id = ? ORDER BY seq",
             (self.user_id,),
         ).fetchall()
+        if rows and user is None:
+            raise StoreFileError(
+                f"{self.path} is inconsistent: user {self.user_id!r} has memories but no row "
+                "in the users table (which records their embedding model). The file was left "
+                "untouched: restore it from a backup."
+            )
         for row in rows:
-            memory = memory_from_row(self.path, row)
+            memory = memory_from_row(self.path, self._identity, self.dimension, row)
+            if memory.embedding_model != self.embedding_model:
+                raise StoreFileError(
+                    f"{self.path} is inconsistent: memory {memory.id!r} of user "
+                    f"{self.user_id!r} was embedded with {memory.embedding_model!r}, but the "
+                    f"user's memories with {self.embedding_model!r}. The file was left untouched."
+                )
             self._memories[memory.id] = memory
         problems = link_problems(self._memories)  # no dangling link, no cycle, no half cluster
         if problems:
@@ -156,32 +190,116 @@ class PersistentMemoryStore(MemoryStore):
         """
         if not isinstance(memory, Memory):
             return super().add(memory)  # raises its TypeError
+        self._check_user(memory)
+        row = snapshot(memory)  # first: refuses metadata that JSON cannot hold
+        with self._undo_adds([memory]):
+            super().add(memory)
+            with self._transaction() as db:
+                if memory.superseded_by is not None:
+                    self._check_stored(db, memory.superseded_by)
+                self._insert(db, [(memory, row)])
+        memory.user_id = self.user_id  # an unassigned ("default") memory is now this user's
+        self._saved[memory.id] = row
+        return memory
+
+    def extend(self, memories) -> list[Memory]:
+        """Add a batch of memories in one transaction of the file: all of them, or none.
+
+        Checked exactly as MemoryStore.extend checks (a memory may be superseded by one
+        later in the batch), then written with one executemany in a single transaction:
+        100,000 memories take seconds, where as many add() calls, each its own
+        transaction and fsync, take minutes.
+        """
+        batch = list(memories)
+        for memory in batch:
+            if isinstance(memory, Memory):
+                self._check_user(memory)
+                snapshot(memory)  # refuses metadata that JSON cannot hold, before anything
+        with self._undo_adds(batch):
+            with self._in_memory_only():
+                super().extend(batch)  # every check first, then adds and links in memory
+            rows = [snapshot(m) for m in batch]  # with their links now
+            with self._transaction() as db:
+                ids = {m.id for m in batch}
+                for target in {m.superseded_by for m in batch} - ids - {None}:
+                    self._check_stored(db, target)
+                self._insert(db, list(zip(batch, rows)))
+        for memory, row in zip(batch, rows):
+            memory.user_id = self.user_id  # an unassigned ("default") memory is now this user's
+            self._saved[memory.id] = row
+        return batch
+
+    @contextmanager
+    def _in_memory_only(self) -> Iterator[None]:
+        """Inside: self.add and self.supersede change this process's memories only.
+
+        subtle: MemoryStore.extend calls self.add and self.supersede; instance attributes
+        shadow the methods of the class, so for this block they skip the file, and extend
+        writes the whole batch at the end, in one transaction.
+        """
+        self.add = lambda memory: MemoryStore.add(self, memory)
+        self.supersede = lambda old_id, new_id: MemoryStore.supersede(self, old_id, new_id)
+        try:
+            yield
+        finally:
+            del self.add, self.supersede
+
+    def _check_user(self, memory: Memory) -> None:
         if memory.user_id not in ("default", self.user_id):
             raise ValueError(
                 f"memory {memory.id!r} belongs to user {memory.user_id!r}; this store holds "
                 f"only the memories of user {self.user_id!r} (open a store for that user)"
             )
-        row = snapshot(memory)  # first: refuses metadata that JSON cannot hold
-        with self._undo_if_failed():
-            super().add(memory)
-            with self._transaction() as db:
-                if memory.superseded_by is not None:
-                    self._check_stored(db, memory.superseded_by)
-                try:
-                    db.execute(
-                        "INSERT INTO memories (user_id, id, " + ", ".join(FIELDS) + ") "
-                        "VALUES (?, ?" + ", ?" * len(FIELDS) + ")",
-                        (self.user_id, memory.id, *to_columns(row)),
-                    )
-                except sqlite3.IntegrityError:
-                    raise ValueError(
-                        f"a memory with id {memory.id!r} is already stored for user "
-                        f"{self.user_id!r} in {self.path} (added by another process?)"
-                    ) from None
-                self._claim_model(db)
-        memory.user_id = self.user_id  # an unassigned ("default") memory is now this user's
-        self._saved[memory.id] = row
-        return memory
+
+    def _insert(self, db: sqlite3.Connection, memories: list[tuple[Memory, tuple]]) -> None:
+        """INSERT (memory, snapshot) pairs as sealed rows, in order, inside a transaction."""
+        (last,) = db.execute(
+            "SELECT COALESCE(MAX(seq), 0) FROM (SELECT seq FROM sqlite_sequence WHERE "
+            "name = 'memories' UNION ALL SELECT MAX(seq) AS seq FROM memories)"
+        ).fetchone()
+        rows = [
+            sealed_row(self._identity, last + n, self.user_id, m.id, to_columns(row))
+            for n, (m, row) in enumerate(memories, start=1)
+        ]
+        try:
+            db.executemany(
+                f"INSERT INTO memories ({', '.join(MEMORY_COLUMNS)}) "
+                f"VALUES ({', '.join('?' * len(MEMORY_COLUMNS))})",
+                rows,
+            )
+        except sqlite3.IntegrityError:
+            stored = {
+                memory_id
+                for (memory_id,) in db.execute(
+                    "SELECT id FROM memories WHERE user_id = ?", (self.user_id,)
+                )
+            }
+            taken = next((m.id for m, _ in memories if m.id in stored), memories[0][0].id)
+            raise ValueError(
+                f"a memory with id {taken!r} is already stored for user "
+                f"{self.user_id!r} in {self.path} (added by another process?)"
+            ) from None
+        self._claim_model(db)
+
+    @contextmanager
+    def _undo_adds(self, batch: list) -> Iterator[None]:
+        """If the file refuses new memories, take just those out again: O(batch), not O(store).
+
+        (It replaces a copy of the whole store made before every add.)
+        """
+        kept = self.embedding_model, self.dimension
+        links = [(m, m.superseded_by, m.user_id) for m in batch if isinstance(m, Memory)]
+        present = {m.id for m, _, _ in links if m.id in self._memories}  # already here: not ours
+        try:
+            yield
+        except BaseException:
+            for memory, link, user in links:
+                if memory.id not in present and self._memories.get(memory.id) is memory:
+                    del self._memories[memory.id]
+                object.__setattr__(memory, "superseded_by", link)  # as it was handed in
+                object.__setattr__(memory, "user_id", user)
+            self.embedding_model, self.dimension = kept
+            raise
 
     def remove(self, memory_id: str) -> Memory:
         """Take a memory out of the store and delete it from the file."""
@@ -283,11 +401,12 @@ class PersistentMemoryStore(MemoryStore):
         check_text(memory_id, "memory_id", "a memory's id, a non-empty string")
         with self._transaction() as db:
             row = db.execute(
-                "SELECT id, user_id, " + ", ".join(FIELDS) + " FROM memories "
-                "WHERE user_id = ? AND id = ?",
+                f"SELECT {', '.join(MEMORY_COLUMNS)} FROM memories WHERE user_id = ? AND id = ?",
                 (self.user_id, memory_id),
             ).fetchone()
-        return None if row is None else memory_from_row(self.path, row)
+        if row is None:
+            return None
+        return memory_from_row(self.path, self._identity, self.dimension, row)
 
     # --- in-place changes ----------------------------------------------------------------
 
@@ -340,9 +459,10 @@ class PersistentMemoryStore(MemoryStore):
             "SELECT embedding_model, dimension FROM users WHERE user_id = ?", (self.user_id,)
         ).fetchone()
         if stored is None:
+            user = (self.user_id, self.embedding_model, self.dimension)
             db.execute(
-                "INSERT INTO users VALUES (?, ?, ?)",
-                (self.user_id, self.embedding_model, self.dimension),
+                f"INSERT INTO users ({', '.join(USER_COLUMNS)}) VALUES (?, ?, ?, ?)",
+                (*user, row_checksum(self._identity, *user)),
             )
         elif tuple(stored) != (self.embedding_model, self.dimension):
             raise EmbeddingModelMismatch(
@@ -415,7 +535,10 @@ class PersistentMemoryStore(MemoryStore):
         if self._block_open:  # inside store.transaction(): its one BEGIN ... COMMIT holds
             yield self._db
             return
-        self._db.execute("BEGIN IMMEDIATE")  # take the write lock now, not halfway through
+        try:
+            self._db.execute("BEGIN IMMEDIATE")  # take the write lock now, not halfway through
+        except sqlite3.OperationalError as exc:  # locked by another program for too long
+            raise self._write_error(exc) from None
         try:
             if _file_id(self._absolute) != self._file_id:
                 # subtle: SQLite keeps writing to the open, unlinked file and reports success;
@@ -428,11 +551,29 @@ class PersistentMemoryStore(MemoryStore):
                 )
             yield self._db
             self._db.execute("COMMIT")
-        except BaseException:
+        except BaseException as exc:
             if self._db.in_transaction:
-                self._db.execute("ROLLBACK")  # all of it or none of it
+                with suppress(sqlite3.Error):  # SQLite rolls back itself when this fails too
+                    self._db.execute("ROLLBACK")  # all of it or none of it
+            if isinstance(exc, sqlite3.OperationalError):  # full, read-only, I/O error, locked
+                raise self._write_error(exc) from None
             raise
         checkpoint(self._db)  # the .sqlite3 alone now holds this commit too
+
+    def _write_error(self, exc: sqlite3.OperationalError) -> StoreFileError:
+        """The error a failed write raises: which file, what SQLite said, nothing written."""
+        cause = str(exc)
+        hint = {
+            "full": "the disk (or the file's size limit) is full: free some space",
+            "readonly": "the file, its folder or the disk is read-only: make them writable",
+            "locked": "another program kept the file locked: close it, or try again",
+            "I/O": "the disk reported an I/O error: check it, and keep a backup",
+        }
+        advice = next((text for key, text in hint.items() if key in cause), "see SQLite's words")
+        return StoreFileError(
+            f"{self.path} could not be written (SQLite says: {cause}); {advice}. Nothing of "
+            "this change was written: the file and this store are as they were before it."
+        )
 
     @contextmanager
     def _undo_if_failed(self) -> Iterator[None]:
@@ -471,6 +612,8 @@ def list_users(path) -> list[str]:
     db = open_read_only(Path(_check_path(path)))
     try:
         rows = db.execute("SELECT DISTINCT user_id FROM memories ORDER BY user_id").fetchall()
+    except sqlite3.DatabaseError as exc:  # e.g. a user id that is no longer UTF-8
+        raise StoreFileError(f"{path} is damaged (SQLite says: {exc})") from None
     finally:
         db.close()
     return [user for (user,) in rows]

@@ -37,6 +37,7 @@ IMPORTANCE_RANGE = (1, 10)  # the Generative Agents "poignancy" scale
 # recalls it as large as the file. Only the embedding input is cut shorter (256 tokens).
 MAX_TEXT_CHARS = 8_000
 FLOAT32_MAX = 3.4028234663852886e38  # the largest finite float32
+FLOAT32_SMALLEST_NORMAL = 1.1754943508222875e-38  # below it float32 loses precision
 
 
 def as_timestamp(value: Any, name: str = "time") -> float:
@@ -132,7 +133,10 @@ def as_float32_vector(values: Any, name: str = "embedding") -> tuple[float, ...]
     float32s keeps it exactly and a reopened store ranks exactly as before; scores are
     still computed in float64 from these values.
         as_float32_vector([0.1, 1.0]) -> (0.10000000149011612, 1.0)
-    A value float32 cannot hold (beyond 3.4e38, or so small it would become 0) is refused.
+    A value beyond float32's range (3.4e38) is refused. A value too small for float32
+    (below about 1e-45) becomes 0 when the vector's largest value is of normal float32
+    size, since that changes its direction less than float32's own rounding does; a
+    vector whose every value is that tiny would lose its direction, so it is refused.
     """
     vector = as_vector(values, name)
     packing = struct.Struct(f"<{len(vector)}f")
@@ -140,12 +144,15 @@ def as_float32_vector(values: Any, name: str = "embedding") -> tuple[float, ...]
         rounded = packing.unpack(packing.pack(*vector))
     except OverflowError:
         rounded = ()
-    if len(rounded) != len(vector) or rounded.count(0.0) != vector.count(0.0):
+    if len(rounded) != len(vector) or (
+        rounded.count(0.0) != vector.count(0.0) and max(map(abs, vector)) < FLOAT32_SMALLEST_NORMAL
+    ):
         i, x = next((i, x) for i, x in enumerate(vector) if not _fits_float32(x))
         raise ValueError(
-            f"{name}[{i}] = {x!r} cannot be kept as a float32: non-zero values must be "
-            f"between about 1e-45 and {FLOAT32_MAX:.3g} in size; rescale the vector "
-            "(cosine similarity ignores its length)"
+            f"{name}[{i}] = {x!r} cannot be kept as a float32: values must be at most "
+            f"{FLOAT32_MAX:.3g} in size, and a vector needs at least one value above "
+            f"{FLOAT32_SMALLEST_NORMAL:.3g}; rescale the vector (cosine similarity "
+            "ignores its length)"
         )
     return rounded
 

@@ -20,6 +20,7 @@ import pytest
 from chat_with_memory import chat_with_memory
 from conftest import DAY, HOUR, NOW
 from embedding_helpers import Embedder
+from lab import store_file
 from lab.memory_block import parse_memory_block
 from lab.sqlite_store import (
     NewerSchemaError,
@@ -374,9 +375,8 @@ def write_missing_column(path):  # the right tables and version, an older layout
 def write_bad_row(path):
     with open_store(path) as store:
         store.add(memory("m1"))
-    db = sqlite3.connect(path)
+    db = store_file.connect(path)  # its trigger re-seals the row: the checksum stays right
     db.execute("UPDATE memories SET kind = 'dream'")
-    db.commit()
     db.close()
 
 

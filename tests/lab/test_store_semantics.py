@@ -19,7 +19,7 @@ from embedding_helpers import Embedder
 from extensions.consolidation import consolidate
 from extensions.forgetting import prune
 from extensions.superseding import replace_fact
-from lab import models
+from lab import models, store_file
 from lab.sqlite_store import PersistentMemoryStore, StoreFileError
 from memory_store import Memory, MemoryStore
 from retriever import retrieve
@@ -200,9 +200,8 @@ def test_a_file_with_broken_links_is_refused_on_opening_naming_the_ids(path, dam
     with PersistentMemoryStore(path) as store:
         store.add(memory("m1"))
         store.add(memory("m2"))
-    db = sqlite3.connect(path)
-    with db:
-        db.execute(damage)
+    db = store_file.connect(path)  # rows stay sealed: only the links are wrong
+    db.execute(damage)
     db.close()
     before = path.read_bytes()
     with pytest.raises(StoreFileError, match=f"inconsistent.*user 'default'.*{pattern}"):
