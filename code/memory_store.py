@@ -34,7 +34,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from lab.validation import as_timestamp, as_vector, check_importance, check_kind, check_text
+from lab.validation import (
+    as_timestamp,
+    as_vector,
+    check_importance,
+    check_kind,
+    check_no_nul,
+    check_text,
+)
 
 # --- one memory ----------------------------------------------------------------------
 
@@ -82,6 +89,7 @@ class Memory:
         elif name == "text":
             if not isinstance(value, str):
                 raise TypeError(f"text must be a string, got {type(value).__name__}: {value!r}")
+            check_no_nul(value, "text")
         elif name == "kind":
             value = check_kind(value)
         elif name in ("created_at", "last_accessed") and value is not None:

@@ -145,6 +145,20 @@ def check_text(value: Any, name: str, meaning: str = "a non-empty string") -> st
         raise TypeError(f"{name} must be {meaning}, got {value!r} of type {type(value).__name__}")
     if not value.strip():
         raise ValueError(f"{name} must be {meaning}, got {value!r}")
+    return check_no_nul(value, name)
+
+
+def check_no_nul(value: str, name: str) -> str:
+    """Return `value` unless it holds a NUL character, which no store can keep alike.
+
+    PostgreSQL text cannot hold NUL at all, so both stores refuse it with this error:
+        check_no_nul("a\x00b", "text") -> ValueError: text must not contain a NUL ...
+    """
+    if "\x00" in value:
+        raise ValueError(
+            f"{name} must not contain a NUL character (\\x00), got {value!r:.80}: "
+            "PostgreSQL text cannot hold one; remove it or replace it with a space"
+        )
     return value
 
 
