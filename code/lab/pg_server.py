@@ -28,6 +28,7 @@ import importlib.util
 import json
 import os
 import pwd
+import re
 import secrets
 import shutil
 import socket
@@ -95,7 +96,7 @@ class PostgresServer:
             raise ServerError(
                 f"PostgreSQL did not start in {self.directory}: {_last_line(log, result)}"
             )
-        self._create_database()
+        self.create_database(DATABASE)
         return self.admin_url()
 
     def stop(self) -> None:
@@ -125,20 +126,32 @@ class PostgresServer:
             return f"postgresql://{role}:{password}@{self.listen}:{self.port}/{database}"
         return f"postgresql://{role}:{password}@/{database}?host={self.directory}&port={self.port}"
 
-    def admin_url(self) -> str:
+    def admin_url(self, database: str = DATABASE) -> str:
         """The superuser's URL: for installing the schema, never for the lab itself."""
-        return self.url(ADMIN_ROLE, self._secrets()["admin"])
+        return self.url(ADMIN_ROLE, self._secrets()["admin"], database)
 
-    def lab_url(self) -> str:
-        """Install the lab's schema (once) and return the URL of the lab's own role."""
+    def lab_url(self, database: str = DATABASE, install: bool = True) -> str:
+        """The URL of the lab's own role, with the schema installed (once) unless told not to."""
         from lab.postgres_store import LAB_ROLE, install_schema
 
         saved = self._secrets()
         if "lab" not in saved:
             saved["lab"] = secrets.token_hex(16)
             self._write_secrets(saved)
-        install_schema(self.admin_url(), lab_password=saved["lab"])
-        return self.url(LAB_ROLE, saved["lab"])
+        if install:
+            install_schema(self.admin_url(database), lab_password=saved["lab"])
+        return self.url(LAB_ROLE, saved["lab"], database)
+
+    def create_database(self, name: str) -> None:
+        """An empty database (no extension, no schema) on this server; idempotent."""
+        if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", name):
+            raise ValueError(f"database name must be lower-case letters, digits, _: {name!r}")
+        import psycopg  # the client, only once there is a server to talk to
+
+        with psycopg.connect(self.admin_url("postgres"), autocommit=True) as db:
+            if db.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
+                return
+            db.execute(f"CREATE DATABASE {name}")
 
     # --- the cluster, as the server's user ----------------------------------------------
 
@@ -158,15 +171,6 @@ class PostgresServer:
             password_file.unlink(missing_ok=True)
         if result.returncode != 0:
             raise ServerError(f"initdb failed in {self.data}: {_tail(result)}")
-
-    def _create_database(self) -> None:
-        import psycopg  # the client, only once there is a server to talk to
-
-        url = self.url(ADMIN_ROLE, self._secrets()["admin"], database="postgres")
-        with psycopg.connect(url, autocommit=True) as db:
-            if db.execute("SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE,)).fetchone():
-                return
-            db.execute(f"CREATE DATABASE {DATABASE}")
 
     def _secrets(self) -> dict:
         try:
