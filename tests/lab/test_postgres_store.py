@@ -78,15 +78,15 @@ def test_without_the_user_setting_a_query_sees_nothing(users):
 def test_the_policy_refuses_writing_or_changing_another_users_rows(users):
     url, names = users
     with raw(url) as db:
-        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
-            with db.transaction():
-                db.execute("SELECT set_config('memorylab.user_id', %s, true)", (names["alice"],))
-                db.execute(
-                    f"INSERT INTO {SCHEMA}.memories (user_id, id, text, kind, created_at, "
-                    "last_accessed, importance, embedding, metadata) "
-                    "VALUES (%s, 'm9', 'forged', 'episodic', 0, 0, 5, '[1,0,0]', '{}')",
-                    (names["bob"],),
-                )
+        forbidden = pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security")
+        with forbidden, db.transaction():
+            db.execute("SELECT set_config('memorylab.user_id', %s, true)", (names["alice"],))
+            db.execute(
+                f"INSERT INTO {SCHEMA}.memories (user_id, id, text, kind, created_at, "
+                "last_accessed, importance, embedding, metadata) "
+                "VALUES (%s, 'm9', 'forged', 'episodic', 0, 0, 5, '[1,0,0]', '{}')",
+                (names["bob"],),
+            )
         with db.transaction():
             db.execute("SELECT set_config('memorylab.user_id', %s, true)", (names["alice"],))
             changed = db.execute(f"UPDATE {SCHEMA}.memories SET text = 'gone'").rowcount
