@@ -128,8 +128,13 @@ def test_without_the_error_bound_float32_would_reorder_near_ties(monkeypatch):
 def test_retrieve_sql_is_retrieve_refreshing_the_same_memories_and_saving_them():
     rng = np.random.default_rng(7)
     memories = [
-        Memory(f"m{i}", f"note {i}", created_at=NOW - i * HOUR, importance=1 + i % 10,
-               embedding=rng.normal(size=8).tolist())  # fmt: skip
+        Memory(
+            f"m{i}",
+            f"note {i}",
+            created_at=NOW - i * HOUR,
+            importance=1 + i % 10,
+            embedding=rng.normal(size=8).tolist(),
+        )
         for i in range(60)
     ]
     with fresh_store() as store:
@@ -190,8 +195,13 @@ def test_the_shortlist_by_similarity_can_drop_a_recent_important_memory():
     rng = np.random.default_rng(3)
     query = np.ones(8)
     memories = [  # 60 close to the query, but a year old and mundane
-        Memory(f"m{i}", f"old {i}", created_at=NOW - 365 * DAY, importance=1,
-               embedding=(query + 0.1 * rng.normal(size=8)).tolist())  # fmt: skip
+        Memory(
+            f"m{i}",
+            f"old {i}",
+            created_at=NOW - 365 * DAY,
+            importance=1,
+            embedding=(query + 0.1 * rng.normal(size=8)).tolist(),
+        )
         for i in range(60)
     ]
     far = np.array([1.0, -1.0] * 4)  # unrelated (orthogonal), but fresh and core
@@ -222,4 +232,4 @@ def test_a_recency_too_small_for_a_float_is_zero_in_sql_as_in_python():
         store.add(Memory("m2", "newer", created_at=now - HOUR, embedding=[0.0, 1.0]))
         got = sql_rank(store, [1.0, 0.0], now, k=2, decay_rate=0.5)
         assert ranked(got) == ranked(rank_memories(store, [1.0, 0.0], now, decay_rate=0.5))
-        assert got[1].recency == 0.0
+        assert (got[0].memory.id, got[0].recency) == ("m1", 0.0)
