@@ -379,14 +379,15 @@ class PostgresMemoryStore(MemoryStore):
         with self._undo_if_failed():
             memory = super().remove(memory_id)
             with self._transaction() as db:
-                citing = db.execute(
-                    f"SELECT id FROM {SCHEMA}.memories WHERE user_id = %s AND superseded_by = %s "
-                    "ORDER BY seq FOR UPDATE",
-                    (self.user_id, memory_id),
+                locked = db.execute(  # it and the rows naming it, locked in id order
+                    f"SELECT id, superseded_by FROM {SCHEMA}.memories WHERE user_id = %s "
+                    "AND (id = %s OR superseded_by = %s) ORDER BY id FOR UPDATE",
+                    (self.user_id, memory_id, memory_id),
                 ).fetchall()
+                citing = [i for i, link in locked if link == memory_id]
                 if citing:
                     raise ValueError(
-                        f"memory {memory_id!r} replaced {', '.join(repr(i) for (i,) in citing)} "
+                        f"memory {memory_id!r} replaced {', '.join(map(repr, citing))} "
                         f"in the database {self.url} (another process linked them); reopen the "
                         "store to see the link, and keep it so their superseded_by stays valid"
                     )
@@ -540,7 +541,9 @@ class PostgresMemoryStore(MemoryStore):
             changed = [m for m in only if snapshot(m) != self._saved.get(m.id)]
         if changed:
             with self._transaction():
-                for memory in changed:
+                # in id order, as supersede and remove lock: two processes saving the same
+                # memories touched in different orders would otherwise deadlock
+                for memory in sorted(changed, key=lambda m: m.id):
                     memory.embedding = float32(memory.embedding)  # as the database keeps it
                     self._write(memory, FIELDS)
         return len(changed)

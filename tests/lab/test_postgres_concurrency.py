@@ -20,6 +20,7 @@ import pytest
 import pg_fixtures
 from conftest import CODE
 from lab.postgres_store import SCHEMA, PostgresMemoryStore
+from memory_store import Memory
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
@@ -107,3 +108,38 @@ def test_four_processes_for_four_users_never_cross():
             ).fetchall()
         )
     assert counts == dict.fromkeys(users, STEPS)
+
+
+SAVER = textwrap.dedent(
+    """
+    import random, sys
+    from lab.postgres_store import PostgresMemoryStore
+
+    url, user, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    rng = random.Random(seed)
+    store = PostgresMemoryStore(url, user)
+    memories = list(store)
+    for step in range(60):
+        rng.shuffle(memories)  # each process touches the same rows in its own order
+        for m in memories[:8]:
+            m.last_accessed = 2e6 + step
+        store.save(only=memories[:8])
+    store.close()
+    print("done")
+    """
+)
+
+
+def test_four_processes_saving_the_same_memories_in_different_orders_do_not_deadlock():
+    url, user = pg_fixtures.lab_database(), pg_fixtures.unique("hot")
+    with PostgresMemoryStore(url, user) as store:
+        store.extend(Memory(f"m{i}", "hot", created_at=1e6, embedding=[1.0]) for i in range(12))
+    env = {**os.environ, "PYTHONPATH": str(CODE)}
+    processes = [
+        subprocess.Popen([sys.executable, "-c", SAVER, url, user, str(seed)], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for seed in range(WORKERS)
+    ]  # fmt: skip
+    for process in processes:
+        out, err = process.communicate(timeout=240)
+        assert process.returncode == 0 and out.strip() == "done", err[-1500:]

@@ -232,10 +232,19 @@ def test_no_url_at_all_names_the_setting():
 # --- the server ----------------------------------------------------------------------------
 
 
-def test_start_and_stop_are_idempotent(tmp_path_factory):
+@pytest.fixture
+def server_folder():
+    """A folder the server's user can reach (pytest's own are closed to other users)."""
+    import shutil
     import tempfile
 
-    server = PostgresServer(tempfile.mkdtemp(prefix="memorylab-pg-test-"))
+    folder = tempfile.mkdtemp(prefix="memorylab-pg-test-")
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_start_and_stop_are_idempotent(server_folder):
+    server = PostgresServer(server_folder)
     try:
         url = server.start()
         assert server.running() and server.start() == url  # already running: same server
@@ -248,10 +257,8 @@ def test_start_and_stop_are_idempotent(tmp_path_factory):
         server.stop()
 
 
-def test_a_folder_holding_something_else_is_refused_in_one_line(tmp_path):
-    import tempfile
-
-    folder = tempfile.mkdtemp(prefix="memorylab-pg-test-")
+def test_a_folder_holding_something_else_is_refused_in_one_line(server_folder):
+    folder = server_folder
     (PostgresServer(folder).data).mkdir()
     (PostgresServer(folder).data / "notes.txt").write_text("not a cluster")
     with pytest.raises(ServerError, match="holds no PostgreSQL cluster") as caught:
