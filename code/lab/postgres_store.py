@@ -500,12 +500,15 @@ class PostgresMemoryStore(MemoryStore):
                 self._saved[memory.id] = row
         return added
 
-    def select(self, query: str, params=()) -> list[tuple]:
+    def select(self, query: str, params=(), settings: dict | None = None) -> list[tuple]:
         """Rows of a read-only SQL query, run as this store's user (the policies apply).
 
         store.select("SELECT count(*) FROM memorylab.memories") -> [(12,)]
+        settings: server settings for this query only, e.g. {"hnsw.ef_search": 100}.
         """
         with self._transaction(read_only=not self._block_open) as db:
+            for name, value in (settings or {}).items():
+                db.execute("SELECT set_config(%s, %s, true)", (name, str(value)))
             cursor = db.execute(query, params)
             return cursor.fetchall() if cursor.description is not None else []
 

@@ -143,16 +143,17 @@ def candidates_then_rerank(
     params = _params(store, query_embedding, now, weights, decay_rate)
     d = int(store.dimension or len(params["query"]))
     params["c"] = candidates
-    with store.transaction():  # one transaction: the SET LOCALs hold for the query
-        store.select("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        store.select(f"SET LOCAL hnsw.ef_search = {max(HNSW_EF_SEARCH, candidates)}")
-        rows = store.select(
-            f"SELECT id, seq FROM {SCHEMA}.memories "
-            "WHERE user_id = current_setting('memorylab.user_id') AND superseded_by IS NULL "
-            f"AND vector_dims(embedding) = {d} "
-            f"ORDER BY embedding::vector({d}) <=> %(q)s::vector({d}) LIMIT %(c)s",
-            params,
-        )
+    rows = store.select(
+        f"SELECT id, seq FROM {SCHEMA}.memories "
+        "WHERE user_id = current_setting('memorylab.user_id') AND superseded_by IS NULL "
+        f"AND vector_dims(embedding) = {d} "
+        f"ORDER BY embedding::vector({d}) <=> %(q)s::vector({d}) LIMIT %(c)s",
+        params,
+        settings={  # for this query only
+            "hnsw.iterative_scan": "relaxed_order",
+            "hnsw.ef_search": max(HNSW_EF_SEARCH, candidates),
+        },
+    )
     ids = [memory_id for memory_id, _ in sorted(rows, key=lambda row: row[1])]
     return _rescore(store, ids, params)[:k]
 
