@@ -238,7 +238,8 @@ class MemoryStore:
         trial._memories = dict.fromkeys(self._memories)  # ids only: enough for the checks
         links = {m.id: m.superseded_by for m in batch if m.superseded_by is not None}
         for memory in batch:
-            if links.get(memory.id) not in (None, *seen, *self._memories):
+            target = links.get(memory.id)  # subtle: a set lookup, not a tuple of every id
+            if target is not None and target not in seen and target not in self._memories:
                 raise ValueError(
                     f"memory {memory.id!r} says it is superseded by {links[memory.id]!r}, "
                     "which is neither in the store nor in this batch"
