@@ -33,6 +33,7 @@ import secrets
 import shutil
 import socket
 import subprocess
+import tempfile
 from pathlib import Path
 
 SERVER_USER = "memorylab-pg"  # the unprivileged system user that runs the server as root
@@ -250,7 +251,7 @@ def _runnable_binaries() -> Path:
     if os.geteuid() != 0 or all(p.stat().st_mode & 0o001 for p in folder.parents):
         return folder
     install = folder.parent
-    copy = Path("/tmp") / f"memorylab-pginstall-{install.stat().st_mtime_ns}"
+    copy = Path(tempfile.gettempdir()) / f"memorylab-pginstall-{install.stat().st_mtime_ns}"
     if not (copy / "bin" / "postgres").exists():
         staging = copy.with_name(copy.name + f".{os.getpid()}")
         shutil.copytree(install, staging, symlinks=True)

@@ -364,12 +364,10 @@ def test_adding_a_memory_superseded_by_one_another_store_removed_is_refused(back
     assert "m2" not in second and len(backend.open()) == 0
 
 
-# The SQLite store on this branch checks a supersede against its own view of the links;
-# the store-reliability work checks it against the file's current rows. Until that lands,
-# this one is expected to fail there (non-strict: it passes as soon as it does).
+# The SQLite store still checks a supersede against its own view of the links, not the
+# file's current rows; expected to fail there until it does (non-strict: it then passes).
 STALE_VIEW_PENDING = pytest.mark.xfail(
-    reason="SQLite supersede is checked against the current rows by the store-reliability work",
-    strict=False,
+    reason="SQLite supersede is not yet checked against the file's current rows", strict=False
 )
 
 
@@ -449,9 +447,7 @@ def test_extend_links_forwards_and_a_bad_batch_changes_nothing(backend):
         assert rows(backend.open()) == [("m1", "m2", 5), ("m2", None, 5)]
 
 
-BATCH_PENDING = pytest.mark.xfail(
-    reason="SQLite extend becomes one transaction with the store-reliability work", strict=False
-)
+BATCH_PENDING = pytest.mark.xfail(reason="SQLite extend is not yet one transaction", strict=False)
 
 
 @pytest.mark.parametrize(
