@@ -17,8 +17,9 @@ run two phases of `--seconds` each, every client capped at `--rate` operations a
 and reports operations per second (all clients together) and p50/p95 latency in ms.
 It also measures the course's candidate-then-rerank path on an HNSW index (40
 candidates; the index is made at the first size and kept, so larger sizes are seeded
-and written with it in place, as a production table would be): its latency, and its recall@5 against the exact ranking (the share of the
-exact top 5 it returns), over `--queries` queries.
+and written with it in place, as a production table would be): its latency, and its
+recall@5 against the exact ranking (the share of the exact top 5 it returns), over
+`--queries` queries.
 
 Everything is bounded: clients (at most 8), seconds (at most 60 a phase), rate (at most
 500 a client), and the only address used is the loopback one. Timings share a 2-core
