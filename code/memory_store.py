@@ -84,8 +84,8 @@ class Memory:
         # `memory.last_accessed = datetime.now()` is converted to seconds too.
         if value is None and name in _REQUIRED_AFTER_INIT and "_ready" in self.__dict__:
             raise ValueError(f"memory {self.id!r}: {name} cannot be set to None")
-        if name == "id":
-            check_text(value, "id")
+        if name in ("id", "user_id"):
+            check_no_nul(check_text(value, name), name)
         elif name == "text":
             if not isinstance(value, str):
                 raise TypeError(f"text must be a string, got {type(value).__name__}: {value!r}")
@@ -101,14 +101,12 @@ class Memory:
             value = as_vector(value, "embedding")
         elif name in ("embedding_model", "superseded_by"):
             if value is not None:
-                check_text(value, name, "a non-empty string or None")
+                check_no_nul(check_text(value, name, "a non-empty string or None"), name)
             if name == "superseded_by" and value is not None and value == self.id:
                 raise ValueError(
                     f"memory {self.id!r} cannot supersede itself: "
                     "superseded_by must name another memory"
                 )
-        elif name == "user_id":
-            check_text(value, "user_id")
         elif name == "metadata" and not isinstance(value, dict):
             raise TypeError(f"metadata must be a dict, got {type(value).__name__}")
         object.__setattr__(self, name, value)

@@ -43,7 +43,7 @@ from contextlib import contextmanager
 
 from lab.sqlite_store import export_jsonl
 from lab.store_file import FIELDS, snapshot
-from lab.validation import check_text
+from lab.validation import check_no_nul, check_text
 from memory_store import EmbeddingModelMismatch, Memory, MemoryStore
 
 SCHEMA = "memorylab"
@@ -261,7 +261,7 @@ class PostgresMemoryStore(MemoryStore):
     def __init__(
         self, url: str | None = None, user_id: str = "default", embedding_model: str | None = None
     ) -> None:
-        check_text(user_id, "user_id")
+        check_no_nul(check_text(user_id, "user_id"), "user_id")
         if url is None:
             from config import load_settings
 

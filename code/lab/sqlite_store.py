@@ -61,7 +61,7 @@ from lab.store_file import (
     to_columns,
     written_atomically,
 )
-from lab.validation import check_text
+from lab.validation import check_no_nul, check_text
 from memory_store import EmbeddingModelMismatch, Memory, MemoryStore, check_store
 
 __all__ = [
@@ -91,7 +91,7 @@ class PersistentMemoryStore(MemoryStore):
                 "PersistentMemoryStore needs a file path; use MemoryStore() for memories "
                 "that live in this process only"
             )
-        check_text(user_id, "user_id")
+        check_no_nul(check_text(user_id, "user_id"), "user_id")  # as PostgreSQL must
         super().__init__(embedding_model)
         self.path, self.user_id = Path(path), user_id
         self._saved: dict[str, tuple] = {}  # id -> the FIELDS values the file holds

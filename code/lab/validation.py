@@ -145,13 +145,14 @@ def check_text(value: Any, name: str, meaning: str = "a non-empty string") -> st
         raise TypeError(f"{name} must be {meaning}, got {value!r} of type {type(value).__name__}")
     if not value.strip():
         raise ValueError(f"{name} must be {meaning}, got {value!r}")
-    return check_no_nul(value, name)
+    return value
 
 
 def check_no_nul(value: str, name: str) -> str:
     """Return `value` unless it holds a NUL character, which no store can keep alike.
 
-    PostgreSQL text cannot hold NUL at all, so both stores refuse it with this error:
+    PostgreSQL text cannot hold NUL at all, so every text a store keeps (a memory's id,
+    text, user, model and link; a store's user) is refused with this error:
         check_no_nul("a\x00b", "text") -> ValueError: text must not contain a NUL ...
     """
     if "\x00" in value:

@@ -281,3 +281,14 @@ def test_a_folder_closed_to_the_servers_user_is_refused_by_name(tmp_path):
 def test_a_socket_folder_too_long_is_refused_before_anything_starts(tmp_path):
     with pytest.raises(ValueError, match="too long for the server's unix socket"):
         PostgresServer(tmp_path / ("x" * 100))
+
+
+def test_the_setting_must_be_a_postgresql_url_and_the_error_hides_the_password():
+    from config import load_settings
+
+    assert load_settings({}).database_url is None
+    url = "postgresql://lab:pw@db.example.org/memorylab"
+    assert load_settings({"MEMORY_LAB_DATABASE_URL": url}).database_url == url
+    with pytest.raises(ValueError, match="must be a PostgreSQL URL") as caught:
+        load_settings({"MEMORY_LAB_DATABASE_URL": "mysql://lab:secret@db/memorylab"})
+    assert "secret" not in str(caught.value)
