@@ -22,8 +22,22 @@ import pytest
 # read at import: the tests' autouse fixture clears every MEMORY_LAB_* variable
 REQUIRE_POSTGRES = os.environ.get("MEMORY_LAB_REQUIRE_POSTGRES") == "1"
 
+PREFIX = "memorylab-pg-"  # the tests' server folders, in the system's temporary folder
+STALE = 600  # seconds: an older folder with no running server is a run's leftover
+
 _server = None
 _failure: str | None = None
+
+
+def _sweep_stale() -> None:
+    """Remove server folders that earlier runs left behind (a worker killed before atexit)."""
+    import glob
+    import time
+
+    for folder in glob.glob(os.path.join(tempfile.gettempdir(), PREFIX + "*")):
+        running = os.path.exists(os.path.join(folder, "data", "postmaster.pid"))
+        if not running and time.time() - os.path.getmtime(folder) > STALE:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def server():
@@ -32,7 +46,8 @@ def server():
     if _server is None and _failure is None:
         from lab.pg_server import PostgresServer, ServerError
 
-        folder = tempfile.mkdtemp(prefix="memorylab-pg-")
+        _sweep_stale()
+        folder = tempfile.mkdtemp(prefix=PREFIX)
         candidate = PostgresServer(folder)
         try:
             candidate.start()
