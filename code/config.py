@@ -27,6 +27,9 @@ to switch to any model litellm knows.
     MEMORY_LAB_USER           default                    whose memories the chat recalls and
                                                          writes; each user has their own
     MEMORY_LAB_ENV_FILE       <repository>/.env          the .env file to read; empty: none
+    MEMORY_LAB_DATABASE_URL   (unset)                    a PostgreSQL URL for
+                                                         lab/postgres_store.py, e.g.
+                                                         postgresql://lab:pw@db.example/memorylab
 
 API keys are read by litellm itself under the provider's usual name (OPENAI_API_KEY,
 GROQ_API_KEY, ...), from the environment or the same `.env` file.
@@ -69,6 +72,7 @@ DEFAULTS = {
     "TIMEOUT": "60",
     "DB": DEFAULT_DB,
     "USER": "default",
+    "DATABASE_URL": "",
 }
 
 
@@ -84,6 +88,7 @@ class Settings:
     timeout: float = 60.0
     db_path: str | None = DEFAULT_DB  # None: memories live in this process only
     user_id: str = "default"
+    database_url: str | None = None  # PostgreSQL (lab/postgres_store.py); None: not used
 
     @property
     def offline(self) -> bool:
@@ -114,6 +119,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         timeout=_number(raw["TIMEOUT"], "TIMEOUT", low=0.0, high=float("inf"), low_open=True),
         db_path=_db_path(raw["DB"]),
         user_id=_name(raw["USER"], "USER", "name a user"),
+        database_url=_database_url(raw["DATABASE_URL"]),
     )
 
 
@@ -142,6 +148,15 @@ def _db_path(value: str) -> str | None:
             "process only, got an empty string"
         )
     return None if value == IN_MEMORY else value
+
+
+def _database_url(value: str) -> str | None:
+    if value and not value.startswith(("postgresql://", "postgres://")):
+        raise ValueError(
+            f"{PREFIX}DATABASE_URL must be a PostgreSQL URL starting with postgresql://, "
+            f"got {value.split('@')[-1]!r} (the part after any password)"
+        )
+    return value or None
 
 
 def _number(value: str, key: str, low: float, high: float, low_open: bool = False) -> float:

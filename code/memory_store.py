@@ -45,6 +45,7 @@ from lab.validation import (
     check_importance,
     check_kind,
     check_memory_text,
+    check_no_nul,
     check_text,
 )
 
@@ -96,7 +97,7 @@ class Memory:
         if value is None and name in _REQUIRED_AFTER_INIT and "_ready" in self.__dict__:
             raise ValueError(f"memory {self.id!r}: {name} cannot be set to None")
         if name == "id":
-            check_text(value, "id")
+            check_no_nul(check_text(value, "id"), "id")  # PostgreSQL text cannot hold NUL
             if "_ready" in self.__dict__ and value != self.id:
                 # subtle: a store finds a memory (and its row in a file) by id; a renamed
                 # memory would be saved over whichever memory has the new id
@@ -105,7 +106,7 @@ class Memory:
                     "its name in the store; make a new Memory with the new id instead"
                 )
         elif name == "text":
-            value = check_memory_text(value, "text")
+            value = check_no_nul(check_memory_text(value, "text"), "text")
         elif name == "kind":
             value = check_kind(value)
         elif name in ("created_at", "last_accessed") and value is not None:
@@ -117,14 +118,14 @@ class Memory:
             value = as_float32_vector(value, "embedding")
         elif name in ("embedding_model", "superseded_by"):
             if value is not None:
-                check_text(value, name, "a non-empty string or None")
+                check_no_nul(check_text(value, name, "a non-empty string or None"), name)
             if name == "superseded_by" and value is not None and value == self.id:
                 raise ValueError(
                     f"memory {self.id!r} cannot supersede itself: "
                     "superseded_by must name another memory"
                 )
         elif name == "user_id":
-            check_text(value, "user_id")
+            check_no_nul(check_text(value, "user_id"), "user_id")
         elif name == "metadata" and not isinstance(value, dict):
             raise TypeError(f"metadata must be a dict, got {type(value).__name__}")
         object.__setattr__(self, name, value)

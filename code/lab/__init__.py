@@ -19,6 +19,8 @@
     store_rows.py        one memory <-> one row: packed float32 vectors, per-row checksums
     store_schema.py      the tables, version by version; older files migrated on open
     backup.py            python code/run.py backup: a consistent copy of a store file
+    postgres_store.py    the same store on PostgreSQL with pgvector; isolation by row-level security
+    pg_server.py         a local PostgreSQL server (embedded wheel) started in a folder
     terminal_chat.py     the terminal chat loop around the course's chat turn
 
 Nothing here imports the learner core (scoring.py, retriever.py), the course's chat and

@@ -76,7 +76,7 @@ from lab.store_rows import (
     snapshot,
     to_columns,
 )
-from lab.validation import check_text
+from lab.validation import check_no_nul, check_text
 from memory_store import EmbeddingModelMismatch, Memory, MemoryStore, check_store, link_problems
 
 __all__ = [
@@ -108,7 +108,7 @@ class PersistentMemoryStore(MemoryStore):
                 "PersistentMemoryStore needs a file path; use MemoryStore() for memories "
                 "that live in this process only"
             )
-        check_text(user_id, "user_id")
+        check_no_nul(check_text(user_id, "user_id"), "user_id")  # as PostgreSQL must
         super().__init__(embedding_model, user_id=user_id)  # one user per store
         self.path = Path(path)
         self._saved: dict[str, tuple] = {}  # id -> the FIELDS values the file holds

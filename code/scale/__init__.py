@@ -3,6 +3,8 @@
     matrix_scoring.py  the three signals for every memory at once, in numpy
     memory_index.py    an index of many users' memories that filters per query and
                        rescores its shortlist with the learner's own relevance_score
+    pg_retrieval.py    the three-signal score in SQL on PostgreSQL, made exact the same way;
+                       the HNSW candidate-then-rerank path
 
 Notebook 09 and docs/scale.md show that the answers are the same, only faster.
 """

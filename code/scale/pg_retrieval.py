@@ -1,0 +1,229 @@
+"""The learner's three-signal score in SQL, and exactly the learner's ranking from it.
+
+    rows = sql_rank(store, query, now, k=3)     # == rank_memories(store, query, now)[:3]
+    retrieve_sql(store, query, now, k=3)        # == retrieve(store, query, now, k=3)
+
+The database scores every live memory of the store's user in one statement,
+
+    w_rel * (1 - (embedding <=> q))                        relevance: pgvector's cosine
+  + w_rec * power(decay_rate, greatest(0, hours))          recency since last access
+  + w_imp * (importance / 10)                              importance
+
+and keeps its top k. pgvector sums in float32, so two memories whose scores differ in the
+seventh digit could swap. As scale/memory_index.py does, the database's order is never
+trusted for the answer: error_bound() says how far a SQL score can be from the learner's,
+every memory within twice that of the k-th best SQL score is fetched (usually k and a few
+more), and those are rescored by the learner's own functions (scoring.py) and sorted as
+rank_memories sorts: score, then store order. So the result is the learner's, ties included.
+
+candidates_then_rerank() is the course's production path: an HNSW index finds the
+`candidates` nearest memories by similarity alone (`ORDER BY embedding <=> q LIMIT 40`),
+and only those are scored exactly. It is fast at any size, but approximate twice over:
+HNSW may miss a near neighbour, and a recent, important memory that is not among the
+nearest by similarity is never scored. benchmarks/bench_postgres.py measures its recall.
+
+Deliberately left out: keeping the store in step with other processes (the store
+raises when the database holds memories it has not loaded), and kind filters.
+"""
+
+from __future__ import annotations
+
+import math
+
+from lab.defaults import DECAY_RATE, TOP_K, WEIGHTS
+from lab.postgres_store import SCHEMA, PostgresMemoryStore, _bare_connection
+from lab.units import SECONDS_PER_HOUR
+from lab.validation import as_timestamp, check_decay_rate, check_int, check_k, check_weights
+from memory_store import Memory
+from retriever import ScoredMemory
+from scoring import importance_score, recency_score, relevance_score, retrieval_score
+
+FLOAT32_UNIT = 2.0**-24  # relative rounding error of one float32 operation
+FLOAT64_UNIT = 2.0**-53
+TRUSTED_NORM = (1e-15, 1e15)  # vector lengths whose float32 squares neither under- nor overflow
+CANDIDATES = 40  # the course's shortlist for candidate-then-rerank
+HNSW_EF_SEARCH = 100  # how wide the index searches (>= CANDIDATES)
+SCORED_FIELDS = ("last_accessed", "importance", "embedding", "superseded_by")  # what SQL reads
+
+# One row per live memory: id and its SQL score. %(q)s is the query as a pgvector value.
+SCORE_SQL = f"""
+SELECT id, seq,
+       %(w_rel)s * (1 - coalesce(nullif(embedding <=> %(q)s, 'NaN'), 1))
+     + %(w_rec)s * (CASE WHEN hours * ln(%(decay)s) < -700 THEN 0
+                         ELSE power(%(decay)s, hours) END)
+     + %(w_imp)s * (importance / 10) AS score,
+       vector_norm(embedding) NOT BETWEEN %(lo)s AND %(hi)s AS untrusted
+FROM (SELECT id, seq, embedding, importance,
+             greatest(0, (%(now)s - last_accessed) / {SECONDS_PER_HOUR}) AS hours
+      FROM {SCHEMA}.memories
+      WHERE user_id = current_setting('memorylab.user_id') AND superseded_by IS NULL) AS live
+"""
+# Every memory whose SQL score may put it in the exact top k (see error_bound).
+WITHIN_BOUND_SQL = f"""
+WITH s AS MATERIALIZED ({SCORE_SQL}),
+kth AS (SELECT score FROM s ORDER BY score DESC LIMIT 1 OFFSET %(k)s - 1)
+SELECT id, seq FROM s
+WHERE untrusted OR score >= coalesce((SELECT score FROM kth), '-Infinity') - 2 * %(bound)s
+"""
+
+
+def error_bound(dimension: int, weights) -> float:
+    """How far the SQL score can be from the learner's, for vectors of `dimension` values.
+
+    pgvector sums q.m, |q|^2 and |m|^2 in float32 (any order): each is within
+    gamma = D u / (1 - D u) of its exact value relative to |q||m| (Cauchy-Schwarz), so
+    the cosine is within 2 gamma / (1 - gamma); the query rounded to float32 moves it by
+    at most 2u more (the stored vectors are float32 already). The float64 parts (recency,
+    importance, the sum, the learner's own rounding) are ~1e-15 per weight.
+
+        error_bound(384, (1.0, 1.0, 1.0)) -> 4.6e-05 (approximately)
+    """
+    dimension = check_int(dimension, "dimension", 1, "the length of the vectors")
+    gamma = dimension * FLOAT32_UNIT / (1 - dimension * FLOAT32_UNIT)
+    relevance = 2 * gamma / (1 - gamma) + 3 * FLOAT32_UNIT + 8 * dimension * FLOAT64_UNIT
+    w_rel, w_rec, w_imp = (abs(w) for w in weights)
+    return w_rel * (relevance + 1e-10) + (w_rel + w_rec + w_imp + 1.0) * 64 * FLOAT64_UNIT
+
+
+def sql_scores(store: PostgresMemoryStore, query_embedding, now, weights=WEIGHTS,
+               decay_rate=DECAY_RATE) -> dict[str, float]:  # fmt: skip
+    """{memory id: the SQL score} for every live memory: the fast, float32 numbers."""
+    params = _params(store, query_embedding, now, weights, decay_rate)
+    return {memory_id: score for memory_id, _, score, _ in store.select(SCORE_SQL, params)}
+
+
+def sql_rank(
+    store: PostgresMemoryStore,
+    query_embedding,
+    now,
+    k: int = TOP_K,
+    weights=WEIGHTS,
+    decay_rate=DECAY_RATE,
+) -> list[ScoredMemory]:
+    """The top k rows of rank_memories(store, ...), found in SQL. Changes nothing."""
+    k = check_k(k)
+    params = _params(store, query_embedding, now, weights, decay_rate)
+    params["k"] = k
+    params["bound"] = error_bound(store.dimension or 1, params["weights"])
+    if math.isfinite(params["bound"]) and _norm_trusted(params["query"]):
+        rows = store.select(WITHIN_BOUND_SQL, params)  # (id, seq): seq is the store's order
+        ids = [memory_id for memory_id, _ in sorted(rows, key=lambda row: row[1])]
+    else:  # a query too short or too long for float32: score every memory exactly
+        ids = [m.id for m in store.live()]
+    return _rescore(store, ids, params)[:k]
+
+
+def retrieve_sql(store, query_embedding, now, k: int = TOP_K, weights=WEIGHTS,
+                 decay_rate=DECAY_RATE) -> list[Memory]:  # fmt: skip
+    """retrieve() through SQL: the same k memories, and their last_accessed set to now."""
+    rows = sql_rank(store, query_embedding, now, k=k, weights=weights, decay_rate=decay_rate)
+    now = as_timestamp(now, "now")
+    for row in rows:
+        row.memory.last_accessed = now
+    store.save(only=[row.memory for row in rows])  # the k touched: no scan of the store
+    return [row.memory for row in rows]
+
+
+def candidates_then_rerank(
+    store: PostgresMemoryStore,
+    query_embedding,
+    now,
+    k: int = TOP_K,
+    candidates: int = CANDIDATES,
+    weights=WEIGHTS,
+    decay_rate=DECAY_RATE,
+) -> list[ScoredMemory]:
+    """The `candidates` nearest memories by similarity (HNSW when indexed), exact top k of them.
+
+    Uses the index made by create_hnsw_index for the store's dimension, searched with
+    pgvector 0.8's iterative scan so that the per-user filter cannot empty the shortlist.
+    """
+    k = check_k(k)
+    candidates = check_int(candidates, "candidates", k, "the shortlist size, at least k")
+    params = _params(store, query_embedding, now, weights, decay_rate)
+    d = int(store.dimension or len(params["query"]))
+    params["c"] = candidates
+    rows = store.select(
+        f"SELECT id, seq FROM {SCHEMA}.memories "
+        "WHERE user_id = current_setting('memorylab.user_id') AND superseded_by IS NULL "
+        f"AND vector_dims(embedding) = {d} "
+        f"ORDER BY embedding::vector({d}) <=> %(q)s::vector({d}) LIMIT %(c)s",
+        params,
+        settings={  # for this query only
+            "hnsw.iterative_scan": "relaxed_order",
+            "hnsw.ef_search": max(HNSW_EF_SEARCH, candidates),
+        },
+    )
+    ids = [memory_id for memory_id, _ in sorted(rows, key=lambda row: row[1])]
+    return _rescore(store, ids, params)[:k]
+
+
+def create_hnsw_index(admin_url: str, dimension: int) -> None:
+    """Build the HNSW cosine index for `dimension`-long vectors (as the administrator).
+
+    pgvector indexes only vectors of one declared length, so the index is on
+    embedding::vector(dimension) for the rows of that length.
+    """
+    d = check_int(dimension, "dimension", 1, "the length of the vectors")
+    if d > 2000:
+        raise ValueError(f"pgvector's HNSW index holds at most 2000 dimensions, got {d}")
+    db = _bare_connection(admin_url)
+    try:
+        db.execute(
+            f"CREATE INDEX IF NOT EXISTS memories_hnsw_{d} ON {SCHEMA}.memories "
+            f"USING hnsw ((embedding::vector({d})) vector_cosine_ops) "
+            f"WHERE vector_dims(embedding) = {d}"
+        )
+        db.execute(f"ANALYZE {SCHEMA}.memories")  # row counts, so the planner picks the index
+    finally:
+        db.close()
+
+
+# --- shared steps -------------------------------------------------------------------------
+
+
+def _params(store, query_embedding, now, weights, decay_rate) -> dict:
+    """Validate as retrieve does; the store saved, so the database holds what it holds."""
+    import numpy as np
+
+    if not isinstance(store, PostgresMemoryStore):
+        raise TypeError(f"store must be a PostgresMemoryStore, got {type(store).__name__}")
+    query = store.check_query(query_embedding)
+    now = as_timestamp(now, "now")
+    weights = check_weights(weights)
+    decay_rate = check_decay_rate(decay_rate)
+    if store.unsaved(SCORED_FIELDS):  # in-place touches (last_accessed) must reach SQL
+        store.save()
+    w_rel, w_rec, w_imp = weights
+    low, high = TRUSTED_NORM
+    return {
+        "q": np.asarray(query, dtype=np.float32), "query": query, "now": now,
+        "weights": weights, "decay": decay_rate,
+        "w_rel": w_rel, "w_rec": w_rec, "w_imp": w_imp, "lo": low, "hi": high,
+    }  # fmt: skip
+
+
+def _norm_trusted(query) -> bool:
+    norm = math.sqrt(math.fsum(x * x for x in query))
+    low, high = TRUSTED_NORM
+    return low <= norm <= high
+
+
+def _rescore(store, ids, params) -> list[ScoredMemory]:
+    """Exact scores for `ids` (in store order) by the learner's functions, sorted as
+    rank_memories sorts: score, then store order (the sort is stable)."""
+    missing = [memory_id for memory_id in ids if memory_id not in store]
+    if missing:
+        raise ValueError(
+            f"the database holds memories this store has not loaded ({missing[0]!r}, added "
+            "by another process?): reopen the store to rank them too"
+        )
+    query, now, weights, decay = params["query"], params["now"], params["weights"], params["decay"]
+    scored = []
+    for memory_id in ids:
+        m = store.get(memory_id)
+        rel = relevance_score(query, m.embedding)
+        rec = recency_score(now, m.last_accessed, decay_rate=decay)
+        imp = importance_score(m.importance)
+        scored.append(ScoredMemory(m, rel, rec, imp, retrieval_score(rel, rec, imp, weights)))
+    return sorted(scored, key=lambda row: row.score, reverse=True)
