@@ -446,3 +446,61 @@ def test_a_batch_holding_an_id_another_store_took_is_refused_whole(backend):
         first.extend([memory("m1"), memory("m2")])
     assert len(first) == 0
     assert [m.text for m in backend.open()] == ["taken"]
+
+
+# --- multi-step changes, checked against the store's current rows ---------------------------
+# Each opens two stores on one place (two processes, as far as they can tell); the second
+# acts on what it read at opening, and must be refused, writing nothing.
+
+POOL_LEAK = [
+    "debugged the connection pool leak in the billing API",
+    "the connection pool leaked again after the deploy",
+    "restarted the billing API because the connection pool was exhausted",
+    "connection pool leak: raised the pool size as a stopgap",
+    "found the connection pool leak: sessions never closed in the billing API",
+]
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_a_stale_replace_fact_is_refused_so_one_fact_keeps_one_live_version(backend):
+    from extensions.superseding import replace_fact
+
+    first = backend.open()
+    EMBEDDER.remember(first, "Eric prefers Groq for the default API", kind="semantic", now=NOW)
+    second = backend.open()
+    replace_fact(first, EMBEDDER, "m1", "Eric now prefers OpenAI for the default API", NOW)
+    with pytest.raises(ValueError, match="'m1' was already replaced by 'm2'"):
+        replace_fact(second, EMBEDDER, "m1", "Eric now prefers Ollama for the default API", NOW)
+    assert len(second) == 1  # the new fact it began to write is gone again
+    assert rows(backend.open()) == [("m1", "m2", 5), ("m2", None, 5)]
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_a_second_consolidation_of_the_same_episodes_is_refused_and_writes_no_fact(backend):
+    from extensions.consolidation import consolidate
+
+    first = backend.open()
+    for i, text in enumerate(POOL_LEAK):
+        EMBEDDER.remember(first, text, now=NOW - (10 - i) * DAY)
+    second = backend.open()
+    assert len(consolidate(first, EMBEDDER, NOW)) == 1
+    with pytest.raises(ValueError, match="'m1' is already archived under 'm6'"):
+        consolidate(second, EMBEDDER, NOW)  # it still sees five live episodes
+    assert len(second) == 5 and all(m.superseded_by is None for m in second)
+    stored = backend.open()
+    assert [m.id for m in stored] == [f"m{i}" for i in range(1, 7)]
+    assert [m.id for m in stored.live()] == ["m6"]
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_a_stale_prune_keeps_a_memory_another_store_recalled_since(backend):
+    from extensions.forgetting import prune
+
+    first = backend.open()
+    first.add(memory("m1", "brushed teeth", importance=1, created_at=NOW - 400 * DAY))
+    second = backend.open()
+    retrieve(first, [1.0, 0.0, 0.0], NOW, k=1)  # recalled: it must stay
+    first.save()
+    with pytest.raises(ValueError, match="'m1' changed in the store.*recalled since"):
+        prune(second, NOW)
+    assert "m1" in second and [m.id for m in backend.open()] == ["m1"]
