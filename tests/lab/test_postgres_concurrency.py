@@ -86,6 +86,7 @@ def check_user(url: str, user: str, workers: list[str]) -> None:
         assert {m.user_id for m in store} == {user}
 
 
+@pytest.mark.needs_milestones(4)  # reaches the learner's retriever
 def test_four_processes_writing_and_recalling_for_one_user_lose_nothing():
     url = pg_fixtures.lab_database()
     user = pg_fixtures.unique("shared")
@@ -93,6 +94,7 @@ def test_four_processes_writing_and_recalling_for_one_user_lose_nothing():
     check_user(url, user, [f"w{i}" for i in range(WORKERS)])
 
 
+@pytest.mark.needs_milestones(4)  # reaches the learner's retriever
 def test_four_processes_for_four_users_never_cross():
     url = pg_fixtures.lab_database()
     users = [pg_fixtures.unique(f"user{i}") for i in range(WORKERS)]

@@ -36,6 +36,7 @@ def run(args: list[bytes], stdin: bytes, tmp_path) -> subprocess.CompletedProces
     )
 
 
+@pytest.mark.needs_milestones(4)  # reaches the learner's retriever
 def test_a_line_that_is_not_utf8_is_refused_and_the_chat_goes_on(tmp_path):
     stdin = b"I live in Lisbon\n\xff\xfe caf\xe9\nI am allergic to shellfish\n/memories\n/quit\n"
     done = run([], stdin, tmp_path)
