@@ -12,6 +12,8 @@ medians over the repeats of:
     reopen s        PersistentMemoryStore(path) of the N-memory file: integrity_check, every
                     row's checksum, every Memory built again
     bytes/memory    the .sqlite3 after closing (with its -wal folded in), divided by N
+    add to N ms     add() of one memory to the reopened N-memory store (mean of 10)
+    txn on N ms     the same inside `with store.transaction():`, as a chat turn writes back
 
 The figures are written to benchmarks/store_results.json (and quoted in docs/store.md).
 The machine's other work makes single timings noisy: compare medians from one run.
@@ -70,6 +72,16 @@ def one_run(n: int, adds: int, folder: Path) -> dict:
     with PersistentMemoryStore(path, user_id="bench") as reopened:
         reopen_s = time.perf_counter() - start
         assert len(reopened) == n
+        extra = memories(20, seed=2, prefix="f")
+        start = time.perf_counter()
+        for memory in extra[:10]:
+            reopened.add(memory)
+        full_add_ms = (time.perf_counter() - start) / 10 * 1000
+        start = time.perf_counter()
+        for memory in extra[10:]:
+            with reopened.transaction():  # what a chat turn's write-back does
+                reopened.add(memory)
+        full_transaction_ms = (time.perf_counter() - start) / 10 * 1000
     singles = memories(adds, seed=1, prefix="a")
     single_path = folder / f"adds-{time.monotonic_ns()}.sqlite3"
     with PersistentMemoryStore(single_path, user_id="bench") as store:
@@ -79,7 +91,14 @@ def one_run(n: int, adds: int, folder: Path) -> dict:
         add_ms = (time.perf_counter() - start) / adds * 1000
     for file in (path, single_path):
         file.unlink()
-    return {"extend_s": extend_s, "reopen_s": reopen_s, "bytes": size, "add_ms": add_ms}
+    return {
+        "extend_s": extend_s,
+        "reopen_s": reopen_s,
+        "bytes": size,
+        "add_ms": add_ms,
+        "full_add_ms": full_add_ms,
+        "full_transaction_ms": full_transaction_ms,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -102,12 +121,18 @@ def main(argv: list[str] | None = None) -> int:
         "adds_s_extrapolated": round(median["add_ms"] * args.n / 1000, 1),
         "reopen_s": round(median["reopen_s"], 2),
         "bytes_per_memory": round(median["bytes"] / args.n),
+        "add_to_full_ms": round(median["full_add_ms"], 1),
+        "transaction_on_full_ms": round(median["full_transaction_ms"], 1),
     }
-    print(f"{'N':>8} {'extend s':>9} {'add ms':>7} {'adds s':>7} {'reopen s':>9} {'B/memory':>9}")
+    print(
+        f"{'N':>8} {'extend s':>9} {'add ms':>7} {'adds s':>7} {'reopen s':>9} {'B/memory':>9}"
+        f" {'add to N ms':>12} {'txn on N ms':>12}"
+    )
     print(
         f"{result['n']:>8} {result['extend_s']:>9} {result['add_ms']:>7} "
         f"{result['adds_s_extrapolated']:>7} {result['reopen_s']:>9} "
-        f"{result['bytes_per_memory']:>9}"
+        f"{result['bytes_per_memory']:>9} {result['add_to_full_ms']:>12} "
+        f"{result['transaction_on_full_ms']:>12}"
     )
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     return 0
