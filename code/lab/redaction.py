@@ -13,7 +13,7 @@ the screen. `redact` replaces two kinds of secret:
     (Groq), AKIA... (AWS), ghp_... (GitHub), hf_... (Hugging Face), xox.-... (Slack),
     AIza... (Google), and the credential after "Bearer ".
 
-    redact("Incorrect API key provided: sk-proj-Abc123def456ghi789")
+    redact("Incorrect API key provided: sk-proj-Abc123def456gh")
         -> 'Incorrect API key provided: [redacted key]'
     redact("token ab12cd34ef", {"MY_TOKEN": "ab12cd34ef"}) -> 'token [redacted MY_TOKEN]'
 
