@@ -14,6 +14,7 @@
     hybrid_embedding.py  the default embedding: MiniLM and hashed words in one vector
     what_to_embed.py     which texts deserve a memory (the chat's write-back follows it)
     reembed.py           re-embed a store file with today's embedding model
+    write_through.py     what the two stores below share: changes written as they happen
     sqlite_store.py      a MemoryStore kept in a SQLite file, one user per store; export
     store_file.py        the file under it: schema, opening safely, a stray -wal, copies
     store_rows.py        one memory <-> one row: packed float32 vectors, per-row checksums

@@ -44,7 +44,8 @@ from contextlib import contextmanager
 from lab.sqlite_store import export_jsonl
 from lab.store_rows import FIELDS, snapshot
 from lab.validation import check_no_nul, check_text
-from memory_store import EmbeddingModelMismatch, Memory, MemoryStore, link_problems
+from lab.write_through import WriteThroughStore
+from memory_store import EmbeddingModelMismatch, Memory, link_problems
 
 SCHEMA = "memorylab"
 SCHEMA_VERSION = 1  # in memorylab.schema_version; a database of another version is refused
@@ -246,7 +247,7 @@ def float32(vector) -> tuple[float, ...]:
     return struct.unpack(f"<{len(vector)}f", struct.pack(f"<{len(vector)}f", *vector))
 
 
-class PostgresMemoryStore(MemoryStore):
+class PostgresMemoryStore(WriteThroughStore):
     """A MemoryStore whose memories live in PostgreSQL; scoped to one user.
 
     Inputs:
@@ -273,8 +274,6 @@ class PostgresMemoryStore(MemoryStore):
                 )
         super().__init__(embedding_model, user_id=user_id)  # one user per store
         self.url = _safe(url)
-        self._saved: dict[str, tuple] = {}  # id -> the FIELDS values the database holds
-        self._block_open = False
         self._batch: list[Memory] | None = None  # inside extend(): memories to insert
         self._db = _connect(url)
         try:
@@ -633,44 +632,10 @@ class PostgresMemoryStore(MemoryStore):
         """Write this user's memories to `target` (a path or text file), one JSON per line."""
         return export_jsonl(self, target)
 
-    def close(self) -> None:
-        """Save what changed in place, then close the connection. Safe to call twice."""
-        if self._db is not None:
-            try:
-                self.save()
-            finally:
-                self._db.close()
-                self._db = None
-
-    def __enter__(self) -> PostgresMemoryStore:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        return (
-            f"PostgresMemoryStore({self.url!r}, user_id={self.user_id!r}, "
-            f"{len(self)} memories, embedding_model={self.embedding_model!r})"
-        )
+    def _where(self) -> str:
+        return self.url
 
     # --- transactions --------------------------------------------------------------------
-
-    @contextmanager
-    def _write_block(self) -> Iterator[None]:
-        with self._transaction():
-            self._block_open = True
-            try:
-                yield
-            finally:
-                self._block_open = False
-
-    def _state(self) -> tuple:
-        return (*super()._state(), dict(self._saved))
-
-    def _restore(self, state: tuple) -> None:
-        *base, self._saved = state
-        super()._restore(tuple(base))
 
     @contextmanager
     def _transaction(self, read_only: bool = False):

@@ -77,6 +77,7 @@ from lab.store_rows import (
     to_columns,
 )
 from lab.validation import check_no_nul, check_text
+from lab.write_through import WriteThroughStore
 from memory_store import EmbeddingModelMismatch, Memory, MemoryStore, check_store, link_problems
 
 __all__ = [
@@ -89,7 +90,7 @@ __all__ = [
 ]
 
 
-class PersistentMemoryStore(MemoryStore):
+class PersistentMemoryStore(WriteThroughStore):
     """A MemoryStore whose memories live in a SQLite file; scoped to one user.
 
     Inputs:
@@ -111,8 +112,6 @@ class PersistentMemoryStore(MemoryStore):
         check_no_nul(check_text(user_id, "user_id"), "user_id")  # as PostgreSQL must
         super().__init__(embedding_model, user_id=user_id)  # one user per store
         self.path = Path(path)
-        self._saved: dict[str, tuple] = {}  # id -> the FIELDS values the file holds
-        self._block_open = False  # inside store.transaction(): one write for the block
         self._db = open_for_writing(self.path)
         # (device, inode) of the file, to notice it being deleted or replaced; the absolute
         # path, so that a later os.chdir() is not mistaken for that
@@ -490,43 +489,8 @@ class PersistentMemoryStore(MemoryStore):
         backup_to(self._db, Path(target), self.path)
         return Path(target)
 
-    def close(self) -> None:
-        """Save what changed in place, then close the file. Safe to call twice."""
-        if self._db is not None:
-            try:
-                self.save()
-            finally:
-                self._db.close()
-                self._db = None
-
-    def __enter__(self) -> PersistentMemoryStore:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        return (
-            f"PersistentMemoryStore({str(self.path)!r}, user_id={self.user_id!r}, "
-            f"{len(self)} memories, embedding_model={self.embedding_model!r})"
-        )
-
-    @contextmanager
-    def _write_block(self) -> Iterator[None]:
-        """store.transaction(): the whole block is one transaction of the file."""
-        with self._transaction():
-            self._block_open = True
-            try:
-                yield
-            finally:
-                self._block_open = False
-
-    def _state(self) -> tuple:
-        return (*super()._state(), dict(self._saved))
-
-    def _restore(self, state: tuple) -> None:
-        *base, self._saved = state
-        super()._restore(tuple(base))
+    def _where(self) -> str:
+        return str(self.path)
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
