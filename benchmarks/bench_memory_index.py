@@ -45,7 +45,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "code"))
 
-from lab.validation import KINDS  # noqa: E402
+from base.validation import KINDS  # noqa: E402
 from memory_store import Memory, MemoryStore  # noqa: E402
 from retriever import rank_memories, retrieve  # noqa: E402
 from scale.memory_index import MemoryIndex  # noqa: E402

@@ -9,7 +9,7 @@ in the same turn, runs a numpy float32 matmul as large as the feed-forward layer
 both share the machine's load. It reports medians:
 
     ms/memory     the forward pass's time per text
-    floor ms      the pass's multiply-adds (lab/minilm.py's multiply_adds, no padding)
+    floor ms      the pass's multiply-adds (embeddings/minilm.py's multiply_adds, no padding)
                   divided by the matmul's measured rate: what pure arithmetic would take
     ratio         ms/memory / floor: how close numpy's forward pass is to that floor
     chat turn ms  one query embedded with the default hybrid, cache cold, as one chat
@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "code"))
 
 import numpy as np
 
-from lab import hybrid_embedding, minilm
+from embeddings import hybrid, minilm
 
 WORDS = (
     "I we the team decided prefer moved meeting lunch Friday Lisbon API default deploy "
@@ -75,9 +75,9 @@ def main(argv: list[str] | None = None) -> int:
         per_memory.append((time.perf_counter() - start) / len(texts) * 1000)
         floors.append(work / rate / len(texts) * 1000)
         query = f"which project did we discuss on day {repeat}?"  # new text: no cache
-        frequencies = hybrid_embedding.DocumentFrequencies(hybrid_embedding.LEXICAL)
+        frequencies = hybrid.DocumentFrequencies(hybrid.LEXICAL)
         start = time.perf_counter()
-        hybrid_embedding.query_vectors([query], hybrid_embedding.DEFAULT_MODEL, frequencies)
+        hybrid.query_vectors([query], hybrid.DEFAULT_MODEL, frequencies)
         turns.append((time.perf_counter() - start) * 1000)
     ms, floor = statistics.median(per_memory), statistics.median(floors)
     ratios = statistics.median(p / f for p, f in zip(per_memory, floors))

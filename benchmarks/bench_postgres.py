@@ -4,7 +4,7 @@
     python benchmarks/bench_postgres.py --sizes 10000 --seconds 5 --clients 2   # quick
     python benchmarks/bench_postgres.py --json results.json
 
-Starts the embedded server (lab/pg_server.py) in a temporary folder, listening on
+Starts the embedded server (storage/pg_server.py) in a temporary folder, listening on
 127.0.0.1 only, and for each size N seeds one user with N memories (384-dimensional
 embeddings around 32 topics, last accesses from minutes to a year ago, importance 1-10).
 Then `--clients` processes, each with its own connection and its own copy of the store,
@@ -43,8 +43,6 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "code"))
 
-from lab.pg_server import PostgresServer  # noqa: E402
-from lab.postgres_store import PostgresMemoryStore  # noqa: E402
 from memory_store import Memory  # noqa: E402
 from scale.pg_retrieval import (  # noqa: E402
     candidates_then_rerank,
@@ -52,6 +50,8 @@ from scale.pg_retrieval import (  # noqa: E402
     retrieve_sql,
     sql_rank,
 )
+from storage.pg_server import PostgresServer  # noqa: E402
+from storage.postgres_store import PostgresMemoryStore  # noqa: E402
 
 NOW = 1_000_000_000.0
 HOUR = 3600.0

@@ -35,8 +35,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "code"))
 
-from lab.sqlite_store import PersistentMemoryStore  # noqa: E402
 from memory_store import Memory  # noqa: E402
+from storage.sqlite_store import PersistentMemoryStore  # noqa: E402
 
 NOW = 1_000_000_000.0  # epoch seconds
 DIM = 384

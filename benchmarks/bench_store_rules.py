@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "code"))
 
-from lab.validation import as_float32_vector, as_vector
+from base.validation import as_float32_vector, as_vector
 from memory_store import Memory, MemoryStore, link_problems
 
 

@@ -14,26 +14,26 @@ One turn, step by step:
      date and age, so the model can tell an old preference from a recent one, and so a
      memory's text can never pass for an instruction (quotes, newlines and angle brackets
      are escaped; the prompt says the block is data);
-  4. call the chat model through litellm (offline by default, see lab/models.py);
+  4. call the chat model through litellm (offline by default, see llm/gateway.py);
   5. write the user's message back as a new episodic memory, so the store grows, unless
-     it is a question, a greeting or an acknowledgement (lab/what_to_embed.py): stored,
+     it is a question, a greeting or an acknowledgement (embeddings/worth_embedding.py): stored,
      "which API should I default to?" would be recalled next time and answer itself.
 
 Only the user's side is written back by default: storing the assistant's replies too
 would let it recall its own paraphrases of memories and reinforce them.
 
-Given a PersistentMemoryStore (lab/sqlite_store.py), a turn also saves the retriever's
+Given a PersistentMemoryStore (storage/sqlite_store.py), a turn also saves the retriever's
 touches to its file, so a recalled memory is still warm after a restart.
 
 `python code/chat_with_memory.py` is a terminal chat on this same turn (the loop around
-it is lab/terminal_chat.py). It keeps its memories in a SQLite file (MEMORY_LAB_DB,
+it is llm/terminal_chat.py). It keeps its memories in a SQLite file (MEMORY_LAB_DB,
 default memory_lab.sqlite3 at the repository root), one user at a time:
 
     python code/chat_with_memory.py --user alice          # alice's memories, kept on disk
     python code/chat_with_memory.py --db :memory:         # gone when you quit
 
 The memory block's format (JSON lines between markers, dates and ages) is
-lab/memory_block.py; this module decides what goes around it.
+llm/memory_block.py; this module decides what goes around it.
 
 Deliberately left out: deciding what deserves to be stored and rating importance with a
 model; each turn is stored with the configured importance.
@@ -45,16 +45,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from config import Settings, load_settings
-from embedding_helpers import Embedder
-from lab import terminal_chat
-from lab.memory_block import (
-    MEMORY_BLOCK_END,
-    MEMORY_BLOCK_START,
-    format_date,
-    render_memory_block,
-)
-from lab.validation import (
+from base.validation import (
     MAX_TEXT_CHARS,
     as_timestamp,
     check_bool,
@@ -62,7 +53,16 @@ from lab.validation import (
     check_memory_text,
     check_text,
 )
-from lab.what_to_embed import write_back_reason
+from config import Settings, load_settings
+from embedding_helpers import Embedder
+from embeddings.worth_embedding import write_back_reason
+from llm import terminal_chat
+from llm.memory_block import (
+    MEMORY_BLOCK_END,
+    MEMORY_BLOCK_START,
+    format_date,
+    render_memory_block,
+)
 from memory_store import Memory, MemoryStore, check_store
 from retriever import retrieve
 
@@ -141,7 +141,7 @@ def chat_with_memory(
             store, query, now=now, k=k, weights=settings.weights, decay_rate=settings.decay_rate
         )
         messages = build_messages(message, recalled, now)  # 3.
-        from lab.models import complete  # 4. litellm is imported on the first call only
+        from llm.gateway import complete  # 4. litellm is imported on the first call only
 
         reply = complete(
             settings.chat_model,
@@ -213,7 +213,7 @@ def build_messages(message: str, memories: list[Memory], now) -> list[dict]:
 
 
 def main(argv: list[str] | None = None, input_fn=input, output=None) -> int:
-    """The terminal chat (lab/terminal_chat.py), each message answered by chat_with_memory."""
+    """The terminal chat (llm/terminal_chat.py), each message answered by chat_with_memory."""
     return terminal_chat.main(argv, input_fn, output, chat_turn=chat_with_memory)
 
 

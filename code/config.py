@@ -1,7 +1,7 @@
 """Settings for the chat loop: which models to call and how to score, from the environment.
 
 With nothing set, everything runs offline: a local chat model and a local embedding
-model (see lab/models.py) that need no network, no key and no download. Set a
+model (see llm/gateway.py) that need no network, no key and no download. Set a
 variable (in the shell or in a `.env` file at the repository root; see `.env.example`)
 to switch to any model litellm knows.
 
@@ -28,14 +28,14 @@ to switch to any model litellm knows.
                                                          writes; each user has their own
     MEMORY_LAB_ENV_FILE       <repository>/.env          the .env file to read; empty: none
     MEMORY_LAB_DATABASE_URL   (unset)                    a PostgreSQL URL for
-                                                         lab/postgres_store.py, e.g.
+                                                         storage/postgres_store.py, e.g.
                                                          postgresql://lab:pw@db.example/memorylab
 
 API keys are read by litellm itself under the provider's usual name (OPENAI_API_KEY,
 GROQ_API_KEY, ...), from the environment or the same `.env` file.
 
 Deliberately left out: anything about *how* to score (scoring.py) or call models
-(lab/models.py); this module only reads and validates values.
+(llm/gateway.py); this module only reads and validates values.
 """
 
 from __future__ import annotations
@@ -46,11 +46,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from lab.defaults import DECAY_RATE, TOP_K, WEIGHTS
-from lab.validation import Weights
+from base.defaults import DECAY_RATE, TOP_K, WEIGHTS
+from base.validation import Weights
 
 OFFLINE_CHAT_MODEL = "memorylab/offline-chat"
-# all-MiniLM-L6-v2 in numpy joined with 256 hashed words (lab/hybrid_embedding.py)
+# all-MiniLM-L6-v2 in numpy joined with 256 hashed words (embeddings/hybrid.py)
 OFFLINE_EMBED_MODEL = "memorylab/minilm-bow-256"
 TOY_EMBED_MODEL = "memorylab/hashed-bow-384"  # shared words only: the notebooks' toy
 REPOSITORY = Path(__file__).resolve().parent.parent
@@ -88,7 +88,7 @@ class Settings:
     timeout: float = 60.0
     db_path: str | None = DEFAULT_DB  # None: memories live in this process only
     user_id: str = "default"
-    database_url: str | None = None  # PostgreSQL (lab/postgres_store.py); None: not used
+    database_url: str | None = None  # PostgreSQL (storage/postgres_store.py); None: not used
 
     @property
     def offline(self) -> bool:

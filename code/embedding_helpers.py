@@ -14,12 +14,12 @@ memories came from another model.
 The offline models need no network, no key and no download:
 
     memorylab/minilm-bow-384   the default: the real sentence-embedding model
-                               all-MiniLM-L6-v2 (run in numpy, lab/minilm.py) joined with
+                               all-MiniLM-L6-v2 (run in numpy, embeddings/minilm.py) joined with
                                a bag of words, so one cosine mixes meaning and shared
-                               words (hybrid search, lab/hybrid_embedding.py). A query's
+                               words (hybrid search, embeddings/hybrid.py). A query's
                                words are weighted by their rarity in the store it searches.
     memorylab/minilm-l6-v2     the sentence model alone: meaning only
-    memorylab/hashed-bow-384   the transparent toy (lab/offline_embedding.py): two texts
+    memorylab/hashed-bow-384   the transparent toy (embeddings/hashed_words.py): two texts
                                are similar exactly when they share words
 
 Any litellm embedding model can be set instead (MEMORY_LAB_EMBED_MODEL, see config.py).
@@ -35,11 +35,11 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from lab import hybrid_embedding, minilm
-from lab.hybrid_embedding import check_offline_model, offline_vectors
-from lab.offline_embedding import offline_embedding  # noqa: F401  (the toy, re-exported)
-from lab.redaction import redact, redact_data
-from lab.validation import check_memory_text, check_text
+from base.redaction import redact, redact_data
+from base.validation import check_memory_text, check_text
+from embeddings import hybrid, minilm
+from embeddings.hashed_words import offline_embedding  # noqa: F401  (the toy, re-exported)
+from embeddings.hybrid import check_offline_model, offline_vectors
 from memory_store import Memory, MemoryStore, check_store
 
 REEMBED_COMMAND = "python code/run.py reembed"  # re-embeds a store file with today's model
@@ -80,10 +80,10 @@ class Embedder:
             return []
         if self.model.startswith("memorylab/"):
             # The offline models run here rather than through litellm (seconds to import).
-            # lab/models.py registers the very same functions with litellm, and a test
+            # llm/gateway.py registers the very same functions with litellm, and a test
             # checks that both paths agree.
             return offline_vectors(texts, self.model, self.truncated)
-        from lab.models import embed  # imports litellm: only for a real model
+        from llm.gateway import embed  # imports litellm: only for a real model
 
         return embed(self.model, texts, api_base=self.api_base, timeout=self.timeout)
 
@@ -102,14 +102,12 @@ class Embedder:
         """Embed several queries for `store` in one call (as query() does each)."""
         check_store(store)
         texts = _check_texts(texts)
-        if not hybrid_embedding.is_hybrid(self.model):
+        if not hybrid.is_hybrid(self.model):
             return self.embed(texts)
         self.truncated = []
-        dims = hybrid_embedding.lexical_dimensions(self.model)
-        frequencies = hybrid_embedding.frequencies_for(store, dims)
-        return hybrid_embedding.query_vectors(
-            texts, self.model, frequencies, truncated=self.truncated
-        )
+        dims = hybrid.lexical_dimensions(self.model)
+        frequencies = hybrid.frequencies_for(store, dims)
+        return hybrid.query_vectors(texts, self.model, frequencies, truncated=self.truncated)
 
     def memory(
         self,
@@ -123,7 +121,7 @@ class Embedder:
     ) -> Memory:
         """A new Memory of `text`, embedded and stamped with this model, created at `now`.
 
-        Secrets are redacted from the text and metadata first (lab/redaction.py): a key a
+        Secrets are redacted from the text and metadata first (base/redaction.py): a key a
         provider echoed in an error, or one pasted into the chat, is never stored, never
         sent along with a recalled memory, never exported. metadata["redacted"] counts them.
         """

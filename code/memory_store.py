@@ -11,12 +11,12 @@ are checked whenever a transaction ends (link_problems).
 
 Times are epoch seconds (floats), as in the course examples. A `datetime` is accepted
 anywhere a time is and converted on the way in, so the rest of the code only ever sees
-seconds. Every value is validated when it is set (with the helpers of lab/validation.py):
+seconds. Every value is validated when it is set (with the helpers of base/validation.py):
 a bad one raises ValueError or TypeError naming the value and the rule it broke, rather
 than surfacing later as a NaN.
 
 Deliberately left out: scoring and ranking (scoring.py, retriever.py), computing
-embeddings (embedding_helpers.py) and saving to disk (lab/sqlite_store.py).
+embeddings (embedding_helpers.py) and saving to disk (storage/sqlite_store.py).
 
     >>> now = 1_000_000.0
     >>> store = MemoryStore()
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from lab.validation import (
+from base.validation import (
     as_float32_vector,
     as_timestamp,
     as_vector,
@@ -475,7 +475,7 @@ class MemoryStore:
     def reread(self, memory_id: str) -> Memory | None:
         """The memory as the store keeps it right now, or None if it is not there.
 
-        In memory that is the memory itself; a store kept in a file (lab/sqlite_store.py)
+        In memory that is the memory itself; a store kept in a file (storage/sqlite_store.py)
         reads the file's current row, which another process may have changed. Multi-step
         changes call it inside their transaction to act on current rows, not a stale view.
         """
@@ -512,7 +512,7 @@ class MemoryStore:
         memories added are gone, the ones removed are back, and every field changed in
         place (last_accessed, superseded_by, importance, ...) has its old value. A
         transaction inside another joins it: only the outermost one decides. A store
-        kept in a file (lab/sqlite_store.py) also writes the whole block as one
+        kept in a file (storage/sqlite_store.py) also writes the whole block as one
         transaction of the file. Before it ends, the links between memories are checked
         (link_problems): a block that would leave, say, half a cluster archived raises.
         """

@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from lab.defaults import DECAY_RATE, HALF_LIVES, TOP_K, WEIGHTS
-from lab.validation import (
+from base.defaults import DECAY_RATE, HALF_LIVES, TOP_K, WEIGHTS
+from base.validation import (
     Timestamp,
     Vector,
     Weights,

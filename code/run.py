@@ -9,8 +9,8 @@
 
 Anything after the command goes to it: `python code/run.py chat --user alice`,
 `python code/run.py mentor --help`. The commands live in their own modules
-(teaching/progress.py, teaching/mentor.py, evaluation/cli.py, lab/terminal_chat.py,
-lab/reembed.py, lab/backup.py);
+(teaching/progress.py, teaching/mentor.py, evaluation/cli.py, llm/terminal_chat.py,
+commands/reembed.py, commands/backup.py);
 this file only picks one, so that each stays importable without running anything.
 """
 
@@ -26,8 +26,8 @@ COMMANDS = {  # name -> (module whose main(argv) runs it, what it does)
     "mentor": ("teaching.mentor", "feedback on your UNDERSTANDING.md answers"),
     "evaluate": ("evaluation.cli", "recall@k and MRR of the retrieval strategies"),
     "chat": ("chat_with_memory", "the terminal chat with a memory-backed assistant"),
-    "reembed": ("lab.reembed", "re-embed a store file with today's embedding model"),
-    "backup": ("lab.backup", "a consistent copy of a store file"),
+    "reembed": ("commands.reembed", "re-embed a store file with today's embedding model"),
+    "backup": ("commands.backup", "a consistent copy of a store file"),
 }
 
 

@@ -26,9 +26,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from lab.defaults import DECAY_RATE, HALF_LIVES, WEIGHTS
-from lab.units import SECONDS_PER_HOUR
-from lab.validation import (
+from base.defaults import DECAY_RATE, HALF_LIVES, WEIGHTS
+from base.units import SECONDS_PER_HOUR
+from base.validation import (
     Timestamp,
     Vector,
     Weights,

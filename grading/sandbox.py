@@ -1,7 +1,7 @@
 """One grading worker in a bubblewrap sandbox, spoken to one JSON line at a time.
 
 The sandbox sees the interpreter and its virtual environment (read-only), the worker,
-the provided modules it needs (memory_store.py, lab/) and one run's learner files, and
+the provided modules it needs (memory_store.py, base/) and one run's learner files, and
 nothing else: no course folder, gradebook, classmates, repository or $HOME; an empty
 environment; no network (a private loopback); a private /proc. The worker lowers its
 limits (CPU seconds, memory, processes, file size, open files), then, when the grader
@@ -33,7 +33,7 @@ from pathlib import Path
 from grading.layout import ROOT
 
 WORKER = Path(__file__).with_name("worker.py")
-PROVIDED = ("memory_store.py", "lab")  # what the learner's two files import, from code/
+PROVIDED = ("memory_store.py", "base")  # what the learner's two files import, from code/
 UID_BASE = 62000  # slot n runs as uid/gid 62000 + n: its own process count, no classmate's
 ANSWER_BYTES = 1 << 20  # one reply; longer is an attack
 ANSWER_SECONDS = 5.0  # wall clock for one case (a case takes microseconds)

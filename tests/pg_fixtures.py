@@ -44,7 +44,7 @@ def server():
     """The process's PostgresServer, started on first use (or skip/fail saying why)."""
     global _server, _failure
     if _server is None and _failure is None:
-        from lab.pg_server import PostgresServer, ServerError
+        from storage.pg_server import PostgresServer, ServerError
 
         _sweep_stale()
         folder = tempfile.mkdtemp(prefix=PREFIX)

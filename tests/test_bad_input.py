@@ -24,8 +24,8 @@ from extensions import (
     superseding,
     what_to_embed,
 )
-from lab.sqlite_store import PersistentMemoryStore, export_jsonl, list_users
 from memory_store import Memory, MemoryStore, UnknownMemory
+from storage.sqlite_store import PersistentMemoryStore, export_jsonl, list_users
 
 E = Embedder("memorylab/hashed-bow-384")
 MODEL = E.model

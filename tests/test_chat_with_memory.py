@@ -13,8 +13,8 @@ from chat_with_memory import build_messages, chat_with_memory, main
 from config import Settings
 from conftest import DAY, HOUR, NOW
 from embedding_helpers import Embedder
-from lab import models
-from lab.memory_block import (
+from llm import gateway
+from llm.memory_block import (
     MEMORY_BLOCK_END,
     MEMORY_BLOCK_START,
     format_age,
@@ -22,8 +22,8 @@ from lab.memory_block import (
     parse_memory_block,
     render_memory_block,
 )
-from lab.sqlite_store import PersistentMemoryStore
 from memory_store import EmbeddingModelMismatch, MemoryStore
+from storage.sqlite_store import PersistentMemoryStore
 
 QUESTION = "which API should I default to?"
 
@@ -180,14 +180,14 @@ def test_a_real_model_is_called_through_litellm_with_its_mock_response(store):
 
 @pytest.mark.slow
 def test_a_failing_model_raises_a_clear_error_and_writes_nothing(store, monkeypatch):
-    litellm = models.load_litellm()
+    litellm = gateway.load_litellm()
 
     def broken(**kwargs):
         raise ConnectionError("no route to host")
 
     monkeypatch.setattr(litellm, "completion", broken)
     settings = replace(Settings(), chat_model="openai/gpt-4o-mini")
-    with pytest.raises(models.ModelCallError, match="MEMORY_LAB_CHAT_MODEL") as info:
+    with pytest.raises(gateway.ModelCallError, match="MEMORY_LAB_CHAT_MODEL") as info:
         chat_with_memory(QUESTION, store, now=NOW, settings=settings)
     assert "openai/gpt-4o-mini" in str(info.value) and "no route to host" in str(info.value)
     assert len(store) == 3  # no half-written turn
@@ -195,7 +195,7 @@ def test_a_failing_model_raises_a_clear_error_and_writes_nothing(store, monkeypa
 
 def test_an_unknown_offline_chat_model_is_refused(store):
     settings = replace(Settings(), chat_model="memorylab/genius")
-    with pytest.raises(models.ModelCallError, match="offline-chat"):
+    with pytest.raises(gateway.ModelCallError, match="offline-chat"):
         chat_with_memory(QUESTION, store, now=NOW, settings=settings)
 
 

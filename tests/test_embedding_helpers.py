@@ -12,12 +12,12 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from base.text import tokenize
 from conftest import HOUR, NOW
 from embedding_helpers import Embedder
-from lab import models
-from lab.hybrid_embedding import offline_vectors
-from lab.offline_embedding import offline_dimensions, offline_embedding
-from lab.text import tokenize
+from embeddings.hashed_words import offline_dimensions, offline_embedding
+from embeddings.hybrid import offline_vectors
+from llm import gateway
 from memory_store import EmbeddingModelMismatch, Memory, MemoryStore
 from retriever import retrieve
 from scoring import relevance_score
@@ -141,7 +141,7 @@ def test_embedder_defaults_to_the_offline_model_without_calling_litellm(monkeypa
     def no_litellm(*args, **kwargs):
         raise AssertionError("the offline model must not go through litellm")
 
-    monkeypatch.setattr(models, "embed", no_litellm)
+    monkeypatch.setattr(gateway, "embed", no_litellm)
     embedder = Embedder()
     assert embedder.model == "memorylab/minilm-bow-256"
     np.testing.assert_allclose(
@@ -206,7 +206,7 @@ def test_a_real_model_is_embedded_through_lab_models(monkeypatch):
         calls.append((model, texts, api_base, timeout))
         return [(1.0, 0.0), (0.0, 1.0)]
 
-    monkeypatch.setattr(models, "embed", fake_embed)
+    monkeypatch.setattr(gateway, "embed", fake_embed)
     embedder = Embedder("openai/text-embedding-3-small", "http://localhost:4000", timeout=5)
     vectors = embedder.embed(["a", "b"])
     assert calls == [("openai/text-embedding-3-small", ["a", "b"], "http://localhost:4000", 5)]
@@ -221,18 +221,18 @@ def test_a_real_model_takes_api_base_and_timeout_from_the_settings(monkeypatch):
     assert embedder.timeout == pytest.approx(12.0)
 
 
-# --- models.embed: the litellm path -----------------------------------------------
+# --- gateway.embed: the litellm path -----------------------------------------------
 
 
 @pytest.mark.slow
 def test_litellm_path_gives_the_same_vector_as_offline_embedding():
-    [vector] = models.embed("memorylab/hashed-bow-384", ["Groq API"])
+    [vector] = gateway.embed("memorylab/hashed-bow-384", ["Groq API"])
     np.testing.assert_allclose(vector, offline_embedding("Groq API"), rtol=0, atol=1e-12)
 
 
 def fake_litellm(monkeypatch, embedding):
     """Stand in for the litellm module, so these tests need neither it nor a network."""
-    monkeypatch.setattr(models, "_litellm", SimpleNamespace(embedding=embedding))
+    monkeypatch.setattr(gateway, "_litellm", SimpleNamespace(embedding=embedding))
 
 
 def test_a_failing_embedding_model_raises_runtimeerror_with_a_hint(monkeypatch):
@@ -241,18 +241,18 @@ def test_a_failing_embedding_model_raises_runtimeerror_with_a_hint(monkeypatch):
 
     fake_litellm(monkeypatch, refuse)
     with pytest.raises(
-        models.ModelCallError, match="(?s)no route to host.*unset MEMORY_LAB_EMBED_MODEL"
+        gateway.ModelCallError, match="(?s)no route to host.*unset MEMORY_LAB_EMBED_MODEL"
     ):
-        models.embed("openai/text-embedding-3-small", ["a"])
+        gateway.embed("openai/text-embedding-3-small", ["a"])
 
 
 def test_a_wrong_number_of_vectors_is_a_model_call_error(monkeypatch):
     one_vector = SimpleNamespace(data=[{"index": 0, "embedding": [1.0, 0.0]}])
     fake_litellm(monkeypatch, lambda **kwargs: one_vector)
     with pytest.raises(
-        models.ModelCallError, match="text-embedding-3-small.*returned 1 vectors for 2 texts"
+        gateway.ModelCallError, match="text-embedding-3-small.*returned 1 vectors for 2 texts"
     ):
-        models.embed("openai/text-embedding-3-small", ["a", "b"])
+        gateway.embed("openai/text-embedding-3-small", ["a", "b"])
 
 
 def test_an_empty_model_name_is_an_error_not_the_default():
@@ -261,7 +261,7 @@ def test_an_empty_model_name_is_an_error_not_the_default():
 
 
 def test_remember_gives_the_memory_the_stores_user_or_the_one_asked_for(tmp_path):
-    from lab.sqlite_store import PersistentMemoryStore
+    from storage.sqlite_store import PersistentMemoryStore
 
     embedder = Embedder()
     assert embedder.remember(MemoryStore(), "likes tea", now=NOW).user_id == "default"

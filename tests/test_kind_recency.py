@@ -12,9 +12,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from base.decay import decay_rate_for_half_life
+from base.defaults import HALF_LIVES
 from conftest import DAY, HOUR, NOW
-from lab.defaults import HALF_LIVES
-from lab.signals import decay_rate_for_half_life
 from memory_store import Memory, MemoryStore
 from retriever import retrieve, retrieve_by_kind
 from scoring import kind_recency_score, recency_score

@@ -4,13 +4,18 @@ The imports are read with ast, function-level ones included (an import inside a
 function is still an arrow, and the usual way a cycle hides). The rules are those of
 code/README.md:
 
-    lab/, memory_store, config   never import the learner core, the course's chat and
-                                 embedding modules, teaching/ or the feature packages
-    scoring                      stands on lab/ and memory_store alone
+    base/                        imports nothing else of code/
+    memory_store, config         stand on base/ alone
+    storage/ embeddings/ llm/    stand above them: never import the learner core, the
+                                 course's chat and embedding modules, the commands,
+                                 teaching/ or the feature packages
+    scoring                      stands on base/ and memory_store alone
     extensions/ evaluation/ scale/   never import teaching/
-    anything in code/            never imports grading/; no import cycle
+    anything in code/            never imports grading/; no import cycle between modules,
+                                 and no loop between folders (imports collapsed to the
+                                 folder or top module they are in)
 
-Two tests plant a violation in a copy of code/ and check that it is caught.
+Tests plant a violation in a copy of code/ and check that it is caught.
 """
 
 from __future__ import annotations
@@ -25,13 +30,15 @@ CODE = Path(__file__).resolve().parent.parent / "code"
 
 LEARNER_CORE = {"scoring", "retriever"}
 COURSE_MODULES = {"embedding_helpers", "chat_with_memory"}
-BOTTOM = {"memory_store", "config"}  # what lab/ may stand on beside itself
+BOTTOM = {"memory_store", "config"}  # stand on base/ alone
+MIDDLE = {"storage", "embeddings", "llm"}  # what the course's modules stand on
 FEATURES = {"extensions", "evaluation", "scale"}
+ABOVE_MIDDLE = LEARNER_CORE | COURSE_MODULES | FEATURES | {"teaching", "commands", "run"}
 MAX_TOP_LEVEL = 7  # the six course modules and one launcher
 
 
 def module_names(code: Path) -> dict[str, Path]:
-    """'lab.validation' -> code/lab/validation.py, 'lab' -> code/lab/__init__.py, ..."""
+    """'base.validation' -> code/base/validation.py, 'base' -> code/base/__init__.py, ..."""
     names = {}
     for path in code.rglob("*.py"):
         parts = list(path.relative_to(code).with_suffix("").parts)
@@ -121,15 +128,28 @@ def upward_imports(graph: dict[str, set[str]]) -> list[str]:
         layer = module.split(".")[0]
         for target in sorted(targets):
             to = target.split(".")[0]
-            if (layer == "lab" or layer in BOTTOM) and (
-                to in LEARNER_CORE | COURSE_MODULES | FEATURES | {"teaching"}
-            ):
-                broken.append(f"{module} -> {target}: lab/, memory_store and config stand lowest")
-            if layer == "scoring" and to not in {"lab", "memory_store"}:
-                broken.append(f"{module} -> {target}: scoring stands on lab/ and memory_store")
+            if layer == "base" and to != "base":
+                broken.append(f"{module} -> {target}: base/ imports nothing else of code/")
+            if layer in BOTTOM and to not in BOTTOM | {"base"}:
+                broken.append(f"{module} -> {target}: memory_store and config stand on base/")
+            if layer in MIDDLE and to in ABOVE_MIDDLE:
+                broken.append(f"{module} -> {target}: storage/, embeddings/, llm/ stand lower")
+            if layer == "scoring" and to not in {"base", "memory_store"}:
+                broken.append(f"{module} -> {target}: scoring stands on base/ and memory_store")
             if layer in FEATURES and to == "teaching":
                 broken.append(f"{module} -> {target}: features never import teaching/")
     return broken
+
+
+def folder_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The import graph collapsed to folders and top modules: 'storage' -> {'base', ...}."""
+    folders: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        folder = module.split(".")[0]
+        folders.setdefault(folder, set()).update(
+            t.split(".")[0] for t in targets if t.split(".")[0] != folder
+        )
+    return folders
 
 
 def test_no_import_goes_round_in_a_circle():
@@ -138,6 +158,11 @@ def test_no_import_goes_round_in_a_circle():
 
 def test_every_import_points_down_a_layer():
     assert upward_imports(import_graph(CODE)) == []
+
+
+def test_no_two_folders_import_each_other_even_through_others():
+    # subtle: modules can be cycle-free while their folders are not (a -> b.x, b.y -> a)
+    assert cycles(folder_graph(import_graph(CODE))) == []
 
 
 def test_nothing_in_code_imports_the_instructor_tools():
@@ -176,19 +201,33 @@ def plant(path: Path, source: str) -> None:
 
 def test_a_planted_upward_import_is_caught(code_copy):
     plant(
-        code_copy / "lab" / "validation.py", "def _late():\n    from scoring import recency_score\n"
+        code_copy / "base" / "validation.py",
+        "def _late():\n    from scoring import recency_score\n",
     )
     plant(code_copy / "extensions" / "kinds.py", "from teaching.milestones import MILESTONES\n")
+    plant(code_copy / "memory_store.py", "def _late():\n    import storage.rows\n")
+    plant(code_copy / "storage" / "rows.py", "def _late():\n    import embedding_helpers\n")
     assert upward_imports(import_graph(code_copy)) == [
+        "base.validation -> scoring: base/ imports nothing else of code/",
         "extensions.kinds -> teaching.milestones: features never import teaching/",
-        "lab.validation -> scoring: lab/, memory_store and config stand lowest",
+        "memory_store -> storage.rows: memory_store and config stand on base/",
+        "storage.rows -> embedding_helpers: storage/, embeddings/, llm/ stand lower",
     ]
 
 
+def test_a_planted_folder_loop_is_caught(code_copy):
+    # No module cycle: storage.rows -> embeddings.minilm, embeddings.hybrid -> storage.sqlite_file
+    plant(code_copy / "storage" / "rows.py", "def _late():\n    import embeddings.minilm\n")
+    plant(code_copy / "embeddings" / "hybrid.py", "def _late():\n    import storage.sqlite_file\n")
+    graph = import_graph(code_copy)
+    assert cycles(graph) == []
+    assert cycles(folder_graph(graph)) == [["embeddings", "storage"]]
+
+
 def test_a_planted_cycle_is_caught(code_copy):
-    # lab/offline_chat.py imports lab/memory_block.py; a late import back closes a circle
-    plant(code_copy / "lab" / "memory_block.py", "def _late():\n    import lab.offline_chat\n")
-    assert cycles(import_graph(code_copy)) == [["lab.memory_block", "lab.offline_chat"]]
+    # llm/offline_chat.py imports llm/memory_block.py; a late import back closes a circle
+    plant(code_copy / "llm" / "memory_block.py", "def _late():\n    import llm.offline_chat\n")
+    assert cycles(import_graph(code_copy)) == [["llm.memory_block", "llm.offline_chat"]]
 
 
 def test_a_planted_grading_import_is_caught(code_copy):

@@ -11,8 +11,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from conftest import DAY, HOUR, NOW
-from lab.validation import (
+from base.validation import (
     EPOCH_RANGE,
     KINDS,
     as_number,
@@ -22,6 +21,7 @@ from lab.validation import (
     check_k,
     time_problem,
 )
+from conftest import DAY, HOUR, NOW
 from memory_store import EmbeddingModelMismatch, Memory, MemoryStore
 
 
@@ -368,7 +368,7 @@ def test_memory_created_at_defaults_to_a_given_last_access():
 
 @pytest.mark.parametrize("name", ["now", "importance"])
 def test_a_number_too_large_for_a_float_is_a_value_error_naming_it(name):
-    from lab.validation import as_number
+    from base.validation import as_number
 
     with pytest.raises(ValueError, match=f"{name} is too large"):
         (as_timestamp if name == "now" else as_number)(10**400, name)

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 import network_guard
-from lab.offline_chat import RELATED_SIMILARITY, offline_reply, similarity
-from lab.text import tokenize
+from base.text import tokenize
+from llm.offline_chat import RELATED_SIMILARITY, offline_reply, similarity
 
 ROOT = Path(__file__).resolve().parent.parent
 CODE = ROOT / "code"
@@ -43,7 +43,7 @@ def test_importing_the_lab_prints_nothing_and_loads_no_heavy_library():
     result = run_python(
         "-c",
         "import sys\n"
-        "import scoring, retriever, memory_store, config, embedding_helpers, lab.models\n"
+        "import scoring, retriever, memory_store, config, embedding_helpers, llm.gateway\n"
         "import chat_with_memory\n"
         "heavy = sorted(m for m in ('litellm', 'numpy', 'dotenv', 'openai') if m in sys.modules)\n"
         "sys.stderr.write(repr(heavy))\n",
@@ -53,21 +53,24 @@ def test_importing_the_lab_prints_nothing_and_loads_no_heavy_library():
     assert result.stderr == "[]"
 
 
-LAB_MODULES = sorted(
-    "lab." + path.stem for path in (CODE / "lab").glob("*.py") if path.stem != "__init__"
+LOWER_MODULES = sorted(  # what the course's modules stand on
+    f"{folder}.{path.stem}"
+    for folder in ("base", "storage", "embeddings", "llm", "commands")
+    for path in (CODE / folder).glob("*.py")
+    if path.stem != "__init__"
 )
 
 
 @pytest.mark.slow
-def test_importing_every_module_of_lab_is_silent_and_light():
-    # lab/ is what everything stands on: no numpy, no litellm (models.py imports it late)
-    assert "lab.models" in LAB_MODULES and len(LAB_MODULES) >= 10
+def test_importing_every_module_below_the_course_modules_is_silent_and_light():
+    # no numpy, no litellm (llm/gateway.py imports it late, minilm.py numpy on first use)
+    assert "llm.gateway" in LOWER_MODULES and len(LOWER_MODULES) >= 20
     result = run_python(
         "-W",
         "error",
         "-c",
         "import sys\n"
-        f"import {', '.join(LAB_MODULES)}\n"
+        f"import {', '.join(LOWER_MODULES)}\n"
         "heavy = sorted(m for m in ('litellm', 'numpy', 'dotenv', 'openai') if m in sys.modules)\n"
         "sys.stderr.write(repr(heavy))\n",
     )
@@ -106,13 +109,13 @@ def test_a_whole_offline_chat_turn_never_touches_the_network():
         from chat_with_memory import chat_with_memory
         from embedding_helpers import Embedder
         from memory_store import MemoryStore
-        from lab import models
+        from llm import gateway
 
         store = MemoryStore()
         Embedder().remember(store, "Eric prefers Groq for the default API", now=0)
         result = chat_with_memory("which API should I default to?", store, now=3600)
         print(result.reply)
-        print(models.embed("memorylab/minilm-bow-256", ["Groq"])[0] ==
+        print(gateway.embed("memorylab/minilm-bow-256", ["Groq"])[0] ==
               Embedder().embed_one("Groq"))
         """
     )
@@ -139,17 +142,17 @@ def test_the_terminal_chat_runs_as_a_script():
 
 @pytest.mark.slow
 def test_litellm_is_registered_once_with_the_memorylab_provider():
-    from lab import models
+    from llm import gateway
 
-    litellm = models.load_litellm()
-    assert models.load_litellm() is litellm
+    litellm = gateway.load_litellm()
+    assert gateway.load_litellm() is litellm
     providers = [item["provider"] for item in litellm.custom_provider_map]
     assert providers.count("memorylab") == 1
 
 
 def block(*items: dict) -> str:
 
-    from lab.memory_block import render_memory_block  # noqa: F401  (format reference)
+    from llm.memory_block import render_memory_block  # noqa: F401  (format reference)
 
     return "<memories>\n[\n" + ",\n".join(json.dumps(i) for i in items) + "\n]\n</memories>"
 

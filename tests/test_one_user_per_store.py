@@ -15,18 +15,18 @@ import types
 
 import pytest
 
+from base.redaction import redact
+from base.validation import MAX_TEXT_CHARS
 from chat_with_memory import chat_with_memory
 from conftest import DAY, NOW
 from embedding_helpers import Embedder
 from extensions import consolidation, context_budget, distillation, importance_rating
-from lab import models
-from lab.memory_block import parse_memory_block
-from lab.redaction import redact
-from lab.sqlite_store import PersistentMemoryStore, export_jsonl
-from lab.validation import MAX_TEXT_CHARS
+from llm import gateway
+from llm.memory_block import parse_memory_block
 from memory_store import Memory, MemoryStore
 from retriever import rank_memories
 from scale.memory_index import MemoryIndex
+from storage.sqlite_store import PersistentMemoryStore, export_jsonl
 
 EMBEDDER = Embedder("memorylab/hashed-bow-384")
 REAL_MODEL = "openai/gpt-4o-mini"  # never reached: the provider is replaced in each test
@@ -212,15 +212,15 @@ def failing_provider(monkeypatch, message):
         raise RuntimeError(message)
 
     monkeypatch.setattr(
-        models, "load_litellm", lambda: types.SimpleNamespace(completion=completion)
+        gateway, "load_litellm", lambda: types.SimpleNamespace(completion=completion)
     )
 
 
 def test_a_provider_error_echoing_the_key_is_redacted_everywhere(monkeypatch, tmp_path, capsys):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     failing_provider(monkeypatch, f"AuthenticationError: Incorrect API key provided: {KEY}")
-    with pytest.raises(models.ModelCallError) as info:
-        models.complete(REAL_MODEL, [{"role": "user", "content": "hi"}])
+    with pytest.raises(gateway.ModelCallError) as info:
+        gateway.complete(REAL_MODEL, [{"role": "user", "content": "hi"}])
     assert KEY not in str(info.value) and "[redacted OPENAI_API_KEY]" in str(info.value)
     assert info.value.__cause__ is None and info.value.__suppress_context__  # no raw chain
 
@@ -239,10 +239,10 @@ def test_a_provider_error_echoing_the_key_is_redacted_everywhere(monkeypatch, tm
     assert KEY not in target.read_text() and KEY not in json.dumps(rating)
 
     # ... and the terminal chat prints it redacted
-    from lab import terminal_chat
+    from llm import terminal_chat
 
     def turn(message, store, settings):
-        raise models.ModelCallError(f"the chat model failed: {KEY}")
+        raise gateway.ModelCallError(f"the chat model failed: {KEY}")
 
     lines = iter(["hello there", "/quit"])
     out = []

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from base.validation import check_weights
 from conftest import HOUR, NOW
-from lab.validation import check_weights
 from scoring import importance_score, recency_score, relevance_score, retrieval_score
 
 # --- recency ---------------------------------------------------------------------------

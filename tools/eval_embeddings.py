@@ -3,7 +3,7 @@
 Embedding the year's 547 memories with the numpy MiniLM takes seconds; notebook 08, the
 evaluation command and the tests load the same texts again and again. So their vectors
 ship beside each dataset: each turn's and question's sha256 and its 384 float32 values, written by
-this script with the lab's own model (lab/minilm.py). evaluation/dataset.py loads the
+this script with the lab's own model (embeddings/minilm.py). evaluation/dataset.py loads the
 file beside a dataset into the model's cache, where a text is found by its hash; a text
 that changed since is simply computed. tests/evaluation/test_eval_embeddings.py recomputes a sample
 and checks the file is current.
@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "code"))
 
-from lab import minilm  # noqa: E402
+from embeddings import minilm  # noqa: E402
 
 DATA = ROOT / "data" / "eval"
 DATASETS = [DATA / "one_year.json", DATA / "example_conversations.json"]

@@ -1,9 +1,9 @@
-"""The reference vectors behind tests/lab/minilm_reference.json, made by the original model.
+"""The reference vectors behind tests/embeddings/minilm_reference.json, made by the original model.
 
-tests/lab/test_minilm.py checks the lab's numpy MiniLM (code/lab/minilm.py) against vectors
-that sentence-transformers itself computed with PyTorch from the official weights. This
-script makes them. It runs in a throwaway virtual environment, never the lab's: torch and
-sentence-transformers never enter requirements.txt.
+tests/embeddings/test_minilm.py checks the lab's numpy MiniLM (code/embeddings/minilm.py)
+against vectors that sentence-transformers itself computed with PyTorch from the official
+weights. This script makes them. It runs in a throwaway virtual environment, never the
+lab's: torch and sentence-transformers never enter requirements.txt.
 
     python3 -m venv ../refvenv                  # outside the repository, thrown away after
     ../refvenv/bin/pip install torch==2.13.0 sentence-transformers     # the CPU build
@@ -25,7 +25,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parent.parent / "tests" / "lab" / "minilm_reference.json"
+OUT = Path(__file__).resolve().parent.parent / "tests" / "embeddings" / "minilm_reference.json"
 
 SENTENCES = [
     "My name is Dana and I live in Lisbon",

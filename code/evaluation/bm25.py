@@ -4,7 +4,7 @@
 
 Each word of the query that a memory contains adds its rarity (inverse document
 frequency) times a saturating function of how often the memory says it, discounted for
-long memories. Words are the lab's words (lab/text.py's tokenize), so BM25 and the
+long memories. Words are the lab's words (base/text.py's tokenize), so BM25 and the
 hashed bag of words see the same text; only the weighting differs.
 
     score(q, d) = sum over words w of q:
@@ -24,7 +24,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
-from lab.text import tokenize
+from base.text import tokenize
 
 
 class BM25:

@@ -16,7 +16,7 @@ from embedding_helpers import Embedder
 from evaluation.dataset import DatasetError, load_dataset
 from evaluation.metrics import DEFAULT_KS, ablation, format_table
 from evaluation.strategies import STRATEGIES
-from lab.models import ModelCallError
+from llm.gateway import ModelCallError
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "data" / "eval" / "one_year.json"
 

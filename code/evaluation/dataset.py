@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from base.validation import IMPORTANCE_RANGE, KINDS, time_problem
 from embedding_helpers import Embedder
-from lab import minilm
-from lab.hybrid_embedding import uses_minilm
-from lab.validation import IMPORTANCE_RANGE, KINDS, time_problem
+from embeddings import minilm
+from embeddings.hybrid import uses_minilm
 from memory_store import Memory, MemoryStore
 from scoring import relevance_score
 
@@ -302,7 +302,7 @@ def _optional_text(obj: dict, key: str, where: str, default: str | None = None) 
 def _time(value, where: str) -> float:
     """ISO 8601 with a time zone ('2025-03-14T09:30:00Z'), or epoch seconds."""
     if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-        return _in_range(float(value), value, where)  # the one rule of lab/validation.py
+        return _in_range(float(value), value, where)  # the one rule of base/validation.py
     try:
         moment = datetime.fromisoformat(value)
     except (TypeError, ValueError):

@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from base.validation import check_ids, check_int
 from evaluation.dataset import EvalSet
 from evaluation.strategies import STRATEGIES, Strategy, rank
-from lab.validation import check_ids, check_int
 
 DEFAULT_KS = (1, 3, 5, 10)
 

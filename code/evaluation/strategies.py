@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from base.decay import decay_rate_for_half_life, min_max
+from base.validation import KINDS, check_decay_rate, check_weights
 from evaluation.dataset import EvalSet, Question
 from extensions.kinds import DEFAULT_HALF_LIVES
-from lab.signals import decay_rate_for_half_life, min_max
-from lab.validation import KINDS, check_decay_rate, check_weights
 from retriever import ScoredMemory
 from scoring import importance_score, recency_score, retrieval_score
 

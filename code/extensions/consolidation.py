@@ -27,12 +27,12 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from base.redaction import redact
+from base.validation import as_number, as_timestamp, check_bool, check_importance, check_int
 from embedding_helpers import Embedder
 from extensions.model_choice import ask, is_offline, resolve_chat_model
-from lab.memory_block import DATA_NOT_INSTRUCTIONS, format_date, render_notes
-from lab.models import ModelCallError
-from lab.redaction import redact
-from lab.validation import as_number, as_timestamp, check_bool, check_importance, check_int
+from llm.gateway import ModelCallError
+from llm.memory_block import DATA_NOT_INSTRUCTIONS, format_date, render_notes
 from memory_store import Memory, MemoryStore
 from scoring import relevance_score
 

@@ -33,19 +33,19 @@ from collections import Counter
 from collections.abc import Callable
 from typing import NamedTuple
 
+from base.defaults import WEIGHTS
+from base.text import STOP_WORDS, words
+from base.validation import Weights, as_timestamp, check_int
 from extensions.kinds import rank_by_kind
 from extensions.model_choice import ask, is_offline, resolve_chat_model
-from lab.defaults import WEIGHTS
-from lab.memory_block import (
+from llm.gateway import ModelCallError
+from llm.memory_block import (
     DATA_NOT_INSTRUCTIONS,
     format_date,
     memory_item,
     render_items,
     render_notes,
 )
-from lab.models import ModelCallError
-from lab.text import STOP_WORDS, words
-from lab.validation import Weights, as_timestamp, check_int
 from memory_store import Memory, MemoryStore
 
 CHARS_PER_TOKEN = 4  # rough average for English text

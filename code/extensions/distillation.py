@@ -30,14 +30,14 @@ import json
 import re
 from typing import NamedTuple
 
+from base.redaction import redact
+from base.text import STOP_WORDS, words
+from base.validation import as_timestamp, check_int
 from embedding_helpers import Embedder
 from extensions.importance_rating import heuristic_importance
 from extensions.model_choice import ask, is_offline, resolve_chat_model
 from extensions.what_to_embed import check_turns, worth_embedding
-from lab.memory_block import DATA_NOT_INSTRUCTIONS, format_date, render_notes
-from lab.redaction import redact
-from lab.text import STOP_WORDS, words
-from lab.validation import as_timestamp, check_int
+from llm.memory_block import DATA_NOT_INSTRUCTIONS, format_date, render_notes
 from memory_store import Memory, MemoryStore
 
 MAX_FACTS = 3

@@ -25,8 +25,8 @@ shared store (open one user's store instead).
 
 from __future__ import annotations
 
-from lab.units import SECONDS_PER_DAY
-from lab.validation import IMPORTANCE_RANGE, as_number, as_timestamp, check_bool, check_ids
+from base.units import SECONDS_PER_DAY
+from base.validation import IMPORTANCE_RANGE, as_number, as_timestamp, check_bool, check_ids
 from memory_store import Memory, MemoryStore, check_store
 
 OLDER_THAN_DAYS = 180.0

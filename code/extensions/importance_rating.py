@@ -22,13 +22,13 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from base.redaction import redact
+from base.text import tokenize, words
+from base.validation import IMPORTANCE_RANGE, as_timestamp, check_importance, check_kind, check_text
 from embedding_helpers import Embedder
 from extensions.model_choice import ask, is_offline, resolve_chat_model
-from lab.memory_block import DATA_NOT_INSTRUCTIONS, render_notes
-from lab.models import ModelCallError
-from lab.redaction import redact
-from lab.text import tokenize, words
-from lab.validation import IMPORTANCE_RANGE, as_timestamp, check_importance, check_kind, check_text
+from llm.gateway import ModelCallError
+from llm.memory_block import DATA_NOT_INSTRUCTIONS, render_notes
 from memory_store import Memory, MemoryStore
 
 LOW, HIGH = IMPORTANCE_RANGE  # 1, 10

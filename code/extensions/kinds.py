@@ -34,14 +34,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import retriever
-from lab.defaults import HALF_LIVES, TOP_K, WEIGHTS
-from lab.signals import decay_rate_for_half_life, half_life_hours  # noqa: F401 (doctest)
-from lab.validation import KINDS, Weights, as_timestamp, check_half_lives, check_kind, check_weights
+from base.decay import decay_rate_for_half_life, half_life_hours  # noqa: F401 (doctest)
+from base.defaults import HALF_LIVES, TOP_K, WEIGHTS
+from base.validation import (
+    KINDS,
+    Weights,
+    as_timestamp,
+    check_half_lives,
+    check_kind,
+    check_weights,
+)
 from memory_store import Memory, MemoryStore, check_store
 from retriever import ScoredMemory, rank_memories
 from scoring import kind_recency_score, retrieval_score
 
-# hours; episodes fade over ~6 weeks, facts and skills only when superseded (lab/defaults.py)
+# hours; episodes fade over ~6 weeks, facts and skills only when superseded (base/defaults.py)
 DEFAULT_HALF_LIVES: Mapping[str, float] = HALF_LIVES
 
 

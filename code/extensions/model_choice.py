@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lab.validation import check_text
+from base.validation import check_text
 
 
 def resolve_chat_model(model: str | None = None, **model_kwargs: Any) -> tuple[str, dict]:
@@ -45,8 +45,8 @@ def is_offline(model: str) -> bool:
 def ask(model: str, prompt: str, **kwargs: Any) -> str:
     """Send one user message to `model` through litellm and return the reply text.
 
-    Raises lab.models.ModelCallError (a RuntimeError) when the model cannot be reached.
+    Raises llm.gateway.ModelCallError (a RuntimeError) when the model cannot be reached.
     """
-    from lab.models import complete  # imports litellm: only when a real model is asked
+    from llm.gateway import complete  # imports litellm: only when a real model is asked
 
     return complete(model, [{"role": "user", "content": prompt}], **kwargs)

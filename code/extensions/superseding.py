@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from base.validation import as_number, as_timestamp, check_ids, check_text
 from embedding_helpers import Embedder
-from lab.validation import as_number, as_timestamp, check_ids, check_text
 from memory_store import Memory, MemoryStore, check_store
 from scoring import relevance_score
 

@@ -3,7 +3,7 @@
 Not every message deserves a vector. "hi", "ok thanks!" and a tool's raw JSON output
 have no content a future query would look for, yet each one stored is one more
 candidate that can crowd a useful memory out of the top k. So before writing (these
-rules are lab/what_to_embed.py's, which the chat's write-back follows too):
+rules are embeddings/worth_embedding.py's, which the chat's write-back follows too):
 
     skip_reason("ok, thanks!")               -> 'acknowledgement'
     skip_reason('{"status": 200, "rows": 3}') -> 'tool output (JSON)'
@@ -26,9 +26,9 @@ could).
 
 from __future__ import annotations
 
+from base.validation import as_number, as_timestamp, check_int
 from embedding_helpers import Embedder
-from lab.validation import as_number, as_timestamp, check_int
-from lab.what_to_embed import (  # noqa: F401  (the rules live in lab/, re-exported)
+from embeddings.worth_embedding import (  # noqa: F401  (the rules live in embeddings/, re-exported)
     ACK_WORDS,
     FILLER_WORDS,
     GREETING_WORDS,

@@ -23,8 +23,8 @@ import math
 
 import numpy as np
 
-from lab.units import SECONDS_PER_HOUR
-from lab.validation import as_vector
+from base.units import SECONDS_PER_HOUR
+from base.validation import as_vector
 
 FLOAT32_UNIT = 2.0**-24  # relative rounding error of one float32 operation
 # Values outside this range over- or underflow when squared in float64, and the

@@ -34,8 +34,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from lab.defaults import DECAY_RATE, WEIGHTS
-from lab.validation import (
+from base.defaults import DECAY_RATE, WEIGHTS
+from base.validation import (
     KINDS,
     Weights,
     as_timestamp,

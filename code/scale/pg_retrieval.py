@@ -30,13 +30,13 @@ from __future__ import annotations
 
 import math
 
-from lab.defaults import DECAY_RATE, TOP_K, WEIGHTS
-from lab.postgres_store import SCHEMA, PostgresMemoryStore, _bare_connection
-from lab.units import SECONDS_PER_HOUR
-from lab.validation import as_timestamp, check_decay_rate, check_int, check_k, check_weights
+from base.defaults import DECAY_RATE, TOP_K, WEIGHTS
+from base.units import SECONDS_PER_HOUR
+from base.validation import as_timestamp, check_decay_rate, check_int, check_k, check_weights
 from memory_store import Memory
 from retriever import ScoredMemory
 from scoring import importance_score, recency_score, relevance_score, retrieval_score
+from storage.postgres_store import SCHEMA, PostgresMemoryStore, _bare_connection
 
 FLOAT32_UNIT = 2.0**-24  # relative rounding error of one float32 operation
 FLOAT64_UNIT = 2.0**-53

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from base.units import SECONDS_PER_DAY as DAY
+from base.units import SECONDS_PER_HOUR as HOUR
 from embedding_helpers import Embedder
-from lab.memory_block import format_age
-from lab.units import SECONDS_PER_DAY as DAY
-from lab.units import SECONDS_PER_HOUR as HOUR
+from llm.memory_block import format_age
 from memory_store import MemoryStore
 
 now = datetime(2026, 3, 20, 9, 0, tzinfo=UTC).timestamp()  # the notebooks' fixed "now"
@@ -89,8 +89,8 @@ def half_life_explorer(days: int = 180, half_life_days: int = 45):
     import ipywidgets as widgets  # here: importing this module stays light
     import plotly.graph_objects as go
 
-    from lab.signals import decay_rate_for_half_life
-    from teaching.widgets import LABEL, Live, LiveFunction
+    from base.decay import decay_rate_for_half_life
+    from teaching.figures.widgets import LABEL, Live, LiveFunction
 
     recency = LiveFunction("recency_score")  # the learner's own, reloaded when saved
     x = list(range(0, days + 1, 2))
@@ -130,8 +130,8 @@ def budget_explorer(recalled: list, budget: int = 160):
     import plotly.graph_objects as go
 
     from extensions.context_budget import count_tokens, fit_to_budget
-    from lab.memory_block import render_memory_block
-    from teaching.widgets import LABEL, Live
+    from llm.memory_block import render_memory_block
+    from teaching.figures.widgets import LABEL, Live
 
     overhead = count_tokens(render_memory_block([], now))
     costs = [count_tokens(render_memory_block([m], now)) - overhead for m in recalled]

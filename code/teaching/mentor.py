@@ -9,7 +9,7 @@ answer covers; those lists live here, in CHECKLISTS, and a test keeps them in st
 the questions. Then:
 
   - with a real chat model configured (MEMORY_LAB_CHAT_MODEL, or --model), each answer
-    goes to that model with a mentor prompt, through lab/models.py (complete);
+    goes to that model with a mentor prompt, through llm/gateway.py (complete);
   - offline (the default), no model is asked. You get the checklist itself and, for each
     key idea, whether your answer *seems* to mention it: a key idea counts as mentioned
     when a word of your answer starts with one of its keywords. That is keyword
@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from lab.models import ModelCallError
-from lab.text import words
+from base.text import words
+from llm.gateway import ModelCallError
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository: code/teaching/mentor.py
 DEFAULT_UNDERSTANDING = ROOT / "UNDERSTANDING.md"
@@ -434,7 +434,7 @@ def run(
     model, settings = choose_model(model, offline)
     replies = {}
     if model:
-        from lab.models import complete  # imports litellm: only for a real model
+        from llm.gateway import complete  # imports litellm: only for a real model
 
         for q in questions:
             if q.answered:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from safetensors.numpy import load_file
 
-from lab import minilm
+from embeddings import minilm
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
 

@@ -10,13 +10,13 @@ import sys
 import numpy as np
 import pytest
 
+from base.text import tokenize
 from conftest import LAUNCHER
 from embedding_helpers import Embedder
 from evaluation.cli import DEFAULT_DATA, main
 from evaluation.dataset import Question, load_dataset
 from evaluation.metrics import ablation, evaluate, format_table, recall_at_k, reciprocal_rank
 from evaluation.strategies import STRATEGIES, Strategy, decay_from_half_lives, rank, same_decay
-from lab.text import tokenize
 from scoring import relevance_score
 from tools import eval_data
 
@@ -352,12 +352,12 @@ def test_command_reports_an_unknown_embedding_model_and_exits_2(capsys):
 
 
 def test_command_reports_a_failing_embedding_model_and_exits_2(monkeypatch, capsys):
-    from lab import models
+    from llm import gateway
 
     def refuse(model, texts, **_):
-        raise models.ModelCallError(f"the embedding model {model!r} failed: no key")
+        raise gateway.ModelCallError(f"the embedding model {model!r} failed: no key")
 
-    monkeypatch.setattr(models, "embed", refuse)
+    monkeypatch.setattr(gateway, "embed", refuse)
     assert main(["--embed-model", "someone/else"]) == 2
     err = capsys.readouterr().err
     assert "error: the embedding model 'someone/else' failed: no key" in err

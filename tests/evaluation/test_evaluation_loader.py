@@ -175,8 +175,8 @@ def test_a_file_that_is_not_utf8_text_is_refused_with_its_name(tmp_path):
 
 
 def test_one_time_rule_for_memories_and_the_dataset_loader():
+    from base import validation
     from evaluation import dataset
-    from lab import validation
 
     assert dataset.time_problem is validation.time_problem  # no second copy of the range
     assert not hasattr(dataset, "EPOCH_RANGE")

@@ -138,12 +138,12 @@ def test_a_real_model_writes_the_fact_and_an_empty_reply_falls_back(
 
 @pytest.mark.slow
 def test_a_failing_model_falls_back_to_the_offline_summary(embedder, monkeypatch):
-    from lab import models
+    from llm import gateway
 
     def broken(**kwargs):
         raise ConnectionError("no route to host")
 
-    monkeypatch.setattr(models.load_litellm(), "completion", broken)
+    monkeypatch.setattr(gateway.load_litellm(), "completion", broken)
     store = make_store(embedder, POOL_LEAK)
     text, source = summarise_cluster(list(store)[:5], model=REAL_MODEL)
     assert text.startswith("Recurring") and "no route to host" in source
@@ -264,7 +264,7 @@ def test_offline_summary_takes_any_iterable_of_memories(embedder):
 def test_a_failed_archive_in_a_store_file_leaves_a_file_that_reopens_unchanged(
     embedder, monkeypatch, tmp_path
 ):
-    from lab.sqlite_store import PersistentMemoryStore
+    from storage.sqlite_store import PersistentMemoryStore
 
     path = tmp_path / "memories.sqlite3"
     with PersistentMemoryStore(path, "eric") as store:

@@ -13,7 +13,7 @@ from extensions.context_budget import (
     recall_within_budget,
     render_with_summary,
 )
-from lab.memory_block import parse_memory_block, render_memory_block
+from llm.memory_block import parse_memory_block, render_memory_block
 from memory_store import MemoryStore
 
 TEXTS = [

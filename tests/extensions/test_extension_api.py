@@ -15,7 +15,7 @@ import pytest
 
 from conftest import DAY, NOW
 from embedding_helpers import Embedder
-from lab import models
+from llm import gateway
 from memory_store import MemoryStore
 
 EXTENSIONS = (
@@ -188,7 +188,7 @@ def call_with(store, embedder, name, **override):
 @pytest.fixture
 def unreachable(monkeypatch):
     """litellm fails every chat call, as a model without a key or a network would."""
-    litellm = models.load_litellm()
+    litellm = gateway.load_litellm()
 
     def refuse(**kwargs):
         raise ConnectionError("no route to host")
@@ -211,7 +211,7 @@ def test_an_unreachable_model_falls_back_with_its_reason_or_raises_model_call_er
     memories = sorted(store, key=lambda m: m.id)
     context = context_budget.fit_to_budget(memories, 120, NOW, model=REAL_MODEL)
     assert context.source == "offline"  # the model's summary failed: the offline one stands
-    with pytest.raises(models.ModelCallError, match="no route to host"):
+    with pytest.raises(gateway.ModelCallError, match="no route to host"):
         distillation.remember_distilled(
             store, embedder, turns("We moved the staging server."), NOW, model=REAL_MODEL
         )

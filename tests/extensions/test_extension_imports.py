@@ -21,8 +21,8 @@ EXTENSIONS = (
     "extensions.distillation",
     "extensions.context_budget",
     "extensions.model_choice",
-    "lab.sqlite_store",
-    "lab.store_file",
+    "storage.sqlite_store",
+    "storage.sqlite_file",
 )
 
 

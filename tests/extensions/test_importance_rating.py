@@ -117,9 +117,9 @@ def test_a_real_model_is_asked_through_litellm_and_its_reply_parsed(reply, value
 
 @pytest.mark.slow
 def test_a_failing_model_falls_back_to_the_heuristic_and_says_why(monkeypatch):
-    from lab import models
+    from llm import gateway
 
-    litellm = models.load_litellm()
+    litellm = gateway.load_litellm()
 
     def broken(**kwargs):
         raise ConnectionError("no route to host")

@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from base.decay import decay_rate_for_half_life, half_life_hours
 from extensions.kinds import (
     DEFAULT_HALF_LIVES,
     decay_rate_for_kind,
@@ -13,7 +14,6 @@ from extensions.kinds import (
     rank_by_kind,
     retrieve_by_kind,
 )
-from lab.signals import decay_rate_for_half_life, half_life_hours
 from memory_store import Memory, MemoryStore
 from retriever import rank_memories
 from scoring import importance_score, recency_score, relevance_score, retrieval_score

@@ -190,7 +190,7 @@ def test_skip_reason_refuses_an_unknown_role(role):
         skip_reason("I prefer Groq for the default API", role=role)
 
 
-# --- the rules in lab/ that the chat's write-back follows --------------------------------
+# --- the rules in embeddings/ that the chat's write-back follows --------------------------------
 
 
 @pytest.mark.parametrize(
@@ -206,14 +206,14 @@ def test_skip_reason_refuses_an_unknown_role(role):
     ],
 )
 def test_the_chat_does_not_write_back_questions_or_small_talk(text, reason):
-    from lab.what_to_embed import write_back_reason
+    from embeddings.worth_embedding import write_back_reason
 
     assert write_back_reason(text) == reason
 
 
 def test_the_extension_and_the_chat_share_one_set_of_rules():
+    import embeddings.worth_embedding as rules
     import extensions.what_to_embed as extension
-    import lab.what_to_embed as rules
 
     assert extension.skip_reason is rules.skip_reason
     assert extension.worth_embedding is rules.worth_embedding
@@ -221,7 +221,7 @@ def test_the_extension_and_the_chat_share_one_set_of_rules():
 
 
 def test_is_question_refuses_a_non_string():
-    from lab.what_to_embed import is_question
+    from embeddings.worth_embedding import is_question
 
     with pytest.raises(TypeError, match="text must be a string, got int"):
         is_question(3)

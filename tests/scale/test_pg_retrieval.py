@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 
 import pg_fixtures
 from conftest import DAY, HOUR, NOW
-from lab.postgres_store import PostgresMemoryStore
 from memory_store import Memory, MemoryStore
 from retriever import rank_memories, retrieve
 from scale import pg_retrieval
@@ -28,6 +27,7 @@ from scale.pg_retrieval import (
     sql_rank,
     sql_scores,
 )
+from storage.postgres_store import PostgresMemoryStore
 
 pytestmark = pytest.mark.postgres
 

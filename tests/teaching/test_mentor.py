@@ -283,12 +283,12 @@ def test_a_real_model_is_asked_once_per_answered_question(answers_file):
 
 
 def test_a_failing_model_writes_nothing_and_says_why(answers_file, monkeypatch, capsys):
-    from lab import models
+    from llm import gateway
 
     def fail(*args, **kwargs):
-        raise models.ModelCallError("the chat model 'gpt-4o-mini' failed: AuthenticationError")
+        raise gateway.ModelCallError("the chat model 'gpt-4o-mini' failed: AuthenticationError")
 
-    monkeypatch.setattr(models, "complete", fail)
+    monkeypatch.setattr(gateway, "complete", fail)
     path = answers_file({"Q1": "It is stateless."})
     assert main(["--understanding", str(path), "--model", "gpt-4o-mini"]) == 1
     assert "AuthenticationError" in capsys.readouterr().err

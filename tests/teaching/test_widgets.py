@@ -10,11 +10,11 @@ import plotly.graph_objects as go
 import pytest
 
 import scoring
-from lab.signals import min_max
+from base.decay import min_max
 from memory_store import Memory, MemoryStore
-from teaching import widgets as lab_widgets
-from teaching.svg_chart import figure_svg
-from teaching.widgets import DecayCurveExplorer, LiveFunction, WeightsExplorer
+from teaching.figures import widgets as lab_widgets
+from teaching.figures.svg_chart import figure_svg
+from teaching.figures.widgets import DecayCurveExplorer, LiveFunction, WeightsExplorer
 
 NOW = 1_000_000.0
 HOUR = 3600.0
@@ -172,9 +172,9 @@ def run_python(code: str) -> str:
 
 @pytest.mark.slow
 def test_importing_the_widgets_loads_neither_plotly_nor_ipywidgets():
-    """A notebook's first cell imports teaching.widgets: the heavy imports wait for a picture."""
+    """A notebook's first cell imports teaching.figures.widgets: plotly waits for a picture."""
     loaded = run_python(
-        "import sys, teaching.widgets\n"
+        "import sys, teaching.figures.widgets\n"
         "print([m for m in ('plotly', 'ipywidgets') if m in sys.modules])"
     )
     assert loaded == "[]"
@@ -190,7 +190,7 @@ def test_a_notebook_kernel_builds_no_iri_grammar_for_its_first_figure():
         "from teaching.notebook import show_stubs_as_messages\n"
         "assert show_stubs_as_messages()\n"
         "import plotly.graph_objects as go\n"
-        "from teaching.widgets import DecayCurveExplorer\n"
+        "from teaching.figures.widgets import DecayCurveExplorer\n"
         "DecayCurveExplorer()\n"
         "print('lark' in sys.modules)"
     )

@@ -24,8 +24,8 @@ import math
 import numbers
 from typing import NamedTuple
 
-from lab.defaults import COURSE_NOW
-from lab.units import SECONDS_PER_HOUR
+from base.defaults import COURSE_NOW
+from base.units import SECONDS_PER_HOUR
 from memory_store import Memory, MemoryStore
 from teaching.checks.core import learner_function
 

@@ -29,8 +29,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from lab.defaults import COURSE_NOW
-from lab.units import SECONDS_PER_HOUR
+from base.defaults import COURSE_NOW
+from base.units import SECONDS_PER_HOUR
 from teaching.milestones import LEARNER_FILES, MILESTONES, where
 
 HOUR = SECONDS_PER_HOUR

@@ -171,7 +171,7 @@ FAILURES: dict[int, Failure] = {
             "none",
             "retrieval found both notes; the prompt then showed them without dates or "
             "ages, so the model cannot tell the old preference from the new one",
-            "render every recalled memory with its date and age (lab/memory_block.py)",
+            "render every recalled memory with its date and age (llm/memory_block.py)",
             {
                 "recency": "recency decided which notes were recalled, and both were; "
                 "what went missing is the age in the prompt, after ranking",

@@ -23,7 +23,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from lab.defaults import HALF_LIVES
+from base.defaults import HALF_LIVES
 from memory_store import Memory, MemoryStore
 from teaching.checks.core import (
     HOUR,

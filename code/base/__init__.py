@@ -1,0 +1,12 @@
+"""The floor every other part of code/ stands on: plain rules and numbers, no models, no storage.
+
+    validation.py   every value checked where it enters (times, vectors, weights, ...)
+    units.py        seconds, hours, days
+    defaults.py     the course's decay rate, weights, k and fixed clock, written once
+    decay.py        half-lives and decay rates, min-max rescaling
+    text.py         the word splitter (tokenize) and the stop words
+    redaction.py    secrets (key-like variables' values, key shapes) cut out of any text
+
+Nothing here imports anything else of code/: memory_store.py and config.py stand on this
+folder alone, and everything above may use it. Importing it is cheap (no numpy).
+"""

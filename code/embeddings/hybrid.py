@@ -1,0 +1,196 @@
+"""The default offline embedding: meaning and words in one vector (hybrid search).
+
+memorylab/minilm-bow-N joins two unit vectors, each scaled so that the plain cosine of
+two joined vectors is a fixed mix of the two similarities:
+
+    memory vector = [sqrt(a) * MiniLM(text),  sqrt(1 - a) * hashed words(text)]
+    cosine(query, memory) = a * semantic similarity + (1 - a) * lexical similarity
+
+The semantic half (384 numbers, embeddings/minilm.py) knows that "Which city is my home?" is
+about "I live in Lisbon"; the lexical half (N numbers, embeddings/hashed_words.py's hashed
+bag of words) knows that a rare name or number in the question is in the answer. This
+is hybrid search, a production pattern; here it is one vector, so the learner's plain
+cosine (scoring.relevance_score) scores it unchanged.
+
+A query's lexical half is weighted by how rare each word is in the store it searches
+(inverse document frequency, BM25's formula), so "Lisbon" counts for more than "live":
+
+    query vector = [sqrt(a) * MiniLM(q),  sqrt(1 - a) * unit(count(w) * idf(w) per word w)]
+
+Only the query side is weighted, so a memory's vector never changes as the store grows.
+The document frequencies are counted from the store's own vectors (which hashed word
+positions are non-zero in each memory), in memory, by DocumentFrequencies: never saved,
+rebuilt on the first query after a restart, and kept up to date as memories come and go.
+A query with no word at all ("?") has a zero lexical half: its cosine is then
+sqrt(a) * semantic similarity, the same ranking as meaning alone.
+
+    MIX = 0.9, the tuned a; LEXICAL = 256, the tuned N (docs/evaluation.md)
+
+Deliberately left out: a second index or rank fusion; one vector keeps every strategy,
+the SQLite store and pgvector unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from collections.abc import Iterable, Sequence
+
+from base.text import tokenize
+from embeddings import minilm
+from embeddings.hashed_words import OFFLINE_PREFIX, offline_dimensions, offline_embedding
+
+HYBRID_PREFIX = "memorylab/minilm-bow-"
+MIX = 0.9  # a: the semantic share of the cosine, tuned on half of data/eval (docs/evaluation.md)
+LEXICAL = 256  # N: the lexical half's dimensions, tuned likewise
+DEFAULT_MODEL = f"{HYBRID_PREFIX}{LEXICAL}"
+MAX_DIMENSIONS = 2000  # pgvector's HNSW limit (DESIGN.md)
+
+
+def is_hybrid(model: str) -> bool:
+    return model.startswith(HYBRID_PREFIX)
+
+
+def lexical_dimensions(model: str) -> int:
+    """N of memorylab/minilm-bow-N, from 8 to 2000 - 384; a clear error otherwise."""
+    size = model[len(HYBRID_PREFIX) :] if is_hybrid(model) else ""
+    try:
+        dims = offline_dimensions(OFFLINE_PREFIX + size)
+    except ValueError:
+        dims = 0
+    if not 8 <= dims <= MAX_DIMENSIONS - minilm.DIMENSIONS:
+        raise ValueError(
+            f"unknown offline embedding model {model!r}: expected {HYBRID_PREFIX}N with N "
+            f"from 8 to {MAX_DIMENSIONS - minilm.DIMENSIONS}, e.g. {DEFAULT_MODEL}"
+        )
+    return dims
+
+
+def memory_vectors(
+    texts: Sequence[str], model: str, mix: float = MIX, truncated: list | None = None
+) -> list[tuple[float, ...]]:
+    """The memory-side vectors of `texts`: plain word counts in the lexical half."""
+    dims = lexical_dimensions(model)
+    semantic = minilm.embed_texts(texts, truncated)
+    s, w = math.sqrt(mix), math.sqrt(1.0 - mix)
+    return [
+        tuple((s * semantic[i]).tolist()) + tuple(w * x for x in offline_embedding(t, _bow(dims)))
+        for i, t in enumerate(texts)
+    ]
+
+
+def query_vectors(
+    texts: Sequence[str],
+    model: str,
+    frequencies: DocumentFrequencies,
+    mix: float = MIX,
+    truncated: list | None = None,
+) -> list[tuple[float, ...]]:
+    """The query-side vectors of `texts`: each word weighted by its rarity in the store."""
+    dims = lexical_dimensions(model)
+    semantic = minilm.embed_texts(texts, truncated)
+    s, w = math.sqrt(mix), math.sqrt(1.0 - mix)
+    out = []
+    for i, text in enumerate(texts):
+        lexical = [0.0] * dims
+        for word in tokenize(text):
+            position = bucket(word, dims)
+            lexical[position] += frequencies.idf(position)
+        norm = math.sqrt(sum(x * x for x in lexical))
+        scale = w / norm if norm else 0.0
+        out.append(tuple((s * semantic[i]).tolist()) + tuple(scale * x for x in lexical))
+    return out
+
+
+def bucket(word: str, dims: int) -> int:
+    """The position of `word` in a hashed bag of `dims` words (as offline_embedding puts it)."""
+    vector = offline_embedding(word, _bow(dims))
+    return next((i for i, x in enumerate(vector) if x), 0)
+
+
+def _bow(dims: int) -> str:
+    return f"{OFFLINE_PREFIX}{dims}"
+
+
+class DocumentFrequencies:
+    """How many of a store's memories have each lexical position, kept up to date.
+
+    Counted from the memories' own vectors (the non-zero lexical coordinates), so it
+    needs no text and agrees with the hashing exactly. update(store) adds the memories
+    it has not seen and forgets those that are gone; asking again costs one pass over
+    the store's ids.
+    """
+
+    def __init__(self, dims: int):
+        self.dims = dims
+        self.counts = [0] * dims
+        self.seen: dict[str, tuple] = {}  # memory id -> (the memory, its lexical positions)
+
+    def update(self, memories: Iterable) -> DocumentFrequencies:
+        current = {}
+        for memory in memories:
+            current[memory.id] = memory
+        for gone in [i for i, (m, _) in self.seen.items() if current.get(i) is not m]:
+            for p in self.seen.pop(gone)[1]:
+                self.counts[p] -= 1
+        for memory_id, memory in current.items():
+            if memory_id not in self.seen:
+                lexical = memory.embedding[minilm.DIMENSIONS :]
+                if len(lexical) != self.dims:  # another model's vector: counts nothing
+                    lexical = ()
+                positions = tuple(p for p, x in enumerate(lexical) if x)
+                self.seen[memory_id] = (memory, positions)
+                for p in positions:
+                    self.counts[p] += 1
+        return self
+
+    @property
+    def documents(self) -> int:
+        return len(self.seen)
+
+    def idf(self, position: int) -> float:
+        """BM25's inverse document frequency: log(1 + (n - df + 0.5) / (df + 0.5)), > 0."""
+        df = self.counts[position]
+        return math.log(1.0 + (self.documents - df + 0.5) / (df + 0.5))
+
+
+_frequencies: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def frequencies_for(store, dims: int) -> DocumentFrequencies:
+    """The store's document frequencies, cached with the store and brought up to date."""
+    cached = _frequencies.get(store)
+    if cached is None or cached.dims != dims:
+        cached = DocumentFrequencies(dims)
+        _frequencies[store] = cached
+    return cached.update(store)
+
+
+def uses_minilm(model: str) -> bool:
+    """True for the offline models that run MiniLM: the hybrid and MiniLM alone."""
+    return is_hybrid(model) or model == minilm.MODEL_NAME
+
+
+def check_offline_model(model: str) -> None:
+    """Raise a clear ValueError unless `model` names one of the offline embedding models."""
+    if is_hybrid(model):
+        lexical_dimensions(model)
+    elif model != minilm.MODEL_NAME:
+        try:
+            offline_dimensions(model)
+        except ValueError:
+            raise ValueError(
+                f"unknown offline embedding model {model!r}: the offline models are "
+                f"{DEFAULT_MODEL} (the default: meaning and words), "
+                f"{minilm.MODEL_NAME} (meaning) and memorylab/hashed-bow-N (words, N from "
+                "8 to 65536)"
+            ) from None
+
+
+def offline_vectors(texts: list[str], model: str, truncated: list | None = None) -> list:
+    """The vectors of an offline model (memory side), computed in this process."""
+    if is_hybrid(model):
+        return memory_vectors(texts, model, truncated=truncated)
+    if model == minilm.MODEL_NAME:
+        return [tuple(v.tolist()) for v in minilm.embed_texts(texts, truncated)]
+    return [offline_embedding(t, model) for t in texts]

@@ -1,0 +1,186 @@
+"""Calling models through litellm, and the offline models that stand in for real ones.
+
+Every chat and embedding call in the lab goes through litellm, so the code path is the
+same offline and online. Offline, the models are two small local functions registered
+with litellm as the custom provider "memorylab":
+
+    memorylab/offline-chat      a rule-based assistant that answers *only* from the
+                                memories injected into its prompt (llm/offline_chat.py)
+    memorylab/minilm-bow-256    the default embedding: all-MiniLM-L6-v2 in numpy joined
+                                with hashed words (embeddings/hybrid.py)
+    memorylab/minilm-l6-v2      the sentence model alone (embeddings/minilm.py)
+    memorylab/hashed-bow-384    a bag-of-words embedding (embeddings/hashed_words.py)
+
+litellm is imported lazily, on the first model call, with its model cost map read from
+the installed package (LITELLM_LOCAL_MODEL_COST_MAP) so that importing it never touches
+the network. It takes a few seconds, which is why scoring and retrieval never import it.
+
+Deliberately left out: prompts (chat_with_memory.py, llm/memory_block.py) and settings
+(config.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+from base.redaction import redact
+from base.validation import as_vector
+from embeddings.hybrid import offline_vectors
+from llm.offline_chat import offline_reply
+
+PROVIDER = "memorylab"
+_litellm = None  # the module, once imported and set up
+
+
+class ModelCallError(RuntimeError):
+    """A chat or embedding model could not be reached or gave no usable answer.
+
+    The message names the model and what to check (its key, MEMORY_LAB_API_BASE, or the
+    setting to unset to go back offline), with every secret redacted (base/redaction.py):
+    it is safe to print, store or export. Every model call of the lab raises this and
+    only this, so a caller that falls back to an offline answer catches exactly it,
+    never a learner's NotImplementedError (also a RuntimeError).
+    """
+
+
+@contextlib.contextmanager
+def _quiet_litellm_types():
+    """Silence one known, harmless warning that litellm's types raise while being built.
+
+    subtle: pydantic builds some of litellm's response types lazily, on their first use
+    (inside a completion or embedding call), and warns that a TypedDict uses `ReadOnly`.
+    Unfiltered it reaches a learner's notebook, and under `-W error` it fails the call.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r".*`ReadOnly` qualifier", category=UserWarning)
+        yield
+
+
+def load_litellm():
+    """Import litellm offline-safe and register the "memorylab" provider (once)."""
+    global _litellm
+    if _litellm is None:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no fetch at import
+        with _quiet_litellm_types():
+            import litellm
+
+        litellm.telemetry = False
+        litellm.suppress_debug_info = True  # no "Give Feedback" banners on errors
+        handler = _make_handler(litellm)
+        litellm.custom_provider_map = [
+            item for item in litellm.custom_provider_map if item.get("provider") != PROVIDER
+        ] + [{"provider": PROVIDER, "custom_handler": handler}]
+        _litellm = litellm
+    return _litellm
+
+
+def complete(
+    model: str,
+    messages: list[dict],
+    api_base: str | None = None,
+    timeout: float = 60.0,
+    **kwargs: Any,
+) -> str:
+    """Send chat `messages` to `model` through litellm and return the reply text.
+
+    Extra keyword arguments go to litellm.completion unchanged; tests pass
+    `mock_response="..."` to exercise a real provider's path with no network.
+    """
+    litellm = load_litellm()
+    if api_base:
+        kwargs["api_base"] = api_base
+    try:
+        with _quiet_litellm_types():
+            response = litellm.completion(model=model, messages=messages, timeout=timeout, **kwargs)
+    except Exception as exc:
+        raise ModelCallError(_model_failure("chat", model, exc)) from None  # no raw key in a chain
+    content = response.choices[0].message.content
+    return content if isinstance(content, str) else ""
+
+
+def embed(
+    model: str, texts: Sequence[str], api_base: str | None = None, timeout: float = 60.0, **kwargs
+) -> list[tuple[float, ...]]:
+    """Embed `texts` with `model` through litellm: one vector (tuple of floats) per text."""
+    litellm = load_litellm()
+    if api_base:
+        kwargs["api_base"] = api_base
+    try:
+        with _quiet_litellm_types():
+            response = litellm.embedding(model=model, input=list(texts), timeout=timeout, **kwargs)
+    except Exception as exc:
+        raise ModelCallError(_model_failure("embedding", model, exc)) from None
+    items = sorted(response.data, key=lambda item: _field(item, "index"))
+    if len(items) != len(texts):
+        raise ModelCallError(
+            f"embedding model {model!r} returned {len(items)} vectors for {len(texts)} texts"
+        )
+    return [as_vector(_field(item, "embedding"), f"{model} embedding") for item in items]
+
+
+def _field(item: Any, name: str) -> Any:
+    return item[name] if isinstance(item, dict) else getattr(item, name)
+
+
+def _model_failure(kind: str, model: str, exc: Exception) -> str:
+    """The error message, with every secret redacted (providers often echo the key).
+
+    subtle: the provider's own exception is not chained (`from None`): its message and
+    traceback would print the key that this message hides.
+    """
+    variable = "MEMORY_LAB_CHAT_MODEL" if kind == "chat" else "MEMORY_LAB_EMBED_MODEL"
+    return redact(
+        f"the {kind} model {model!r} failed: {type(exc).__name__}: {exc}\n"
+        f"Check its API key (e.g. OPENAI_API_KEY) or MEMORY_LAB_API_BASE for a local server, "
+        f"or unset {variable} to use the offline model."
+    )
+
+
+def _make_handler(litellm):
+    """Build the litellm CustomLLM for the "memorylab" provider (needs litellm imported)."""
+
+    class MemoryLabModels(litellm.CustomLLM):
+        def completion(self, model, messages, *args, **kwargs):
+            name = _model_name(model)
+            if name != "offline-chat":
+                raise ValueError(
+                    f"unknown offline chat model {model!r}; the offline chat model is "
+                    f"'{PROVIDER}/offline-chat'"
+                )
+            return litellm.ModelResponse(
+                model=f"{PROVIDER}/{name}",
+                choices=[
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": offline_reply(messages)},
+                    }
+                ],
+            )
+
+        async def acompletion(self, model, messages, *args, **kwargs):
+            return self.completion(model, messages, *args, **kwargs)
+
+        def embedding(self, model, input, model_response, *args, **kwargs):
+            name = f"{PROVIDER}/{_model_name(model)}"
+            texts = [input] if isinstance(input, str) else list(input)
+            model_response.model = name
+            model_response.data = [
+                {"object": "embedding", "index": i, "embedding": list(vector)}
+                for i, vector in enumerate(offline_vectors(texts, name))
+            ]
+            return model_response
+
+        async def aembedding(self, model, input, model_response, *args, **kwargs):
+            return self.embedding(model, input, model_response, *args, **kwargs)
+
+    return MemoryLabModels()
+
+
+def _model_name(model: str) -> str:
+    # litellm hands the handler either "offline-chat" or "memorylab/offline-chat"
+    return model.split("/", 1)[1] if model.startswith(PROVIDER + "/") else model

@@ -1,0 +1,506 @@
+"""One contract, every backend: the SQLite file and PostgreSQL stores (and, where it applies,
+the in-memory MemoryStore) must behave alike, so the two persistent stores cannot drift.
+
+Each test gets a `backend` that opens stores by user: `backend.open("alice")` is a new
+connection to the same place (a second process, as far as the store can tell), and
+`backend.user("alice")` the user id actually used (PostgreSQL tests share one server, so
+their users are made unique). File-level behaviour that only SQLite has (-wal, damaged
+files, permissions) stays in test_sqlite_store.py.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import DAY, HOUR, NOW
+from embedding_helpers import Embedder
+from memory_store import EmbeddingModelMismatch, Memory, MemoryStore
+from retriever import rank_memories, retrieve
+
+EMBEDDER = Embedder("memorylab/hashed-bow-384")
+PERSISTENT = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+EVERY = ["memory", *PERSISTENT]
+
+
+class Backend:
+    """Opens stores of one kind at one place (a file, a database), user by user."""
+
+    def __init__(self, kind: str, tmp_path) -> None:
+        self.kind = kind
+        self.opened: list[MemoryStore] = []
+        if kind == "sqlite":
+            self.path = tmp_path / "memories.sqlite3"
+        elif kind == "postgres":
+            import pg_fixtures
+
+            self.url = pg_fixtures.lab_database()
+            self._users: dict[str, str] = {}
+            self._unique = pg_fixtures.unique
+
+    def user(self, name: str) -> str:
+        if self.kind != "postgres":
+            return name
+        return self._users.setdefault(name, self._unique(name))
+
+    def open(self, name: str = "alice", embedding_model: str | None = None) -> MemoryStore:
+        if self.kind == "memory":
+            store = MemoryStore(embedding_model)
+        elif self.kind == "sqlite":
+            from storage.sqlite_store import PersistentMemoryStore
+
+            store = PersistentMemoryStore(self.path, self.user(name), embedding_model)
+        else:
+            from storage.postgres_store import PostgresMemoryStore
+
+            store = PostgresMemoryStore(self.url, self.user(name), embedding_model)
+        self.opened.append(store)
+        return store
+
+    def others_see_nothing(self) -> bool:
+        """True if another connection finds no memory (of this test's users) yet."""
+        if self.kind == "memory":
+            return True
+        if self.kind == "sqlite":  # read-only: a writer's open transaction holds the lock
+            from storage.sqlite_store import list_users
+
+            return list_users(self.path) == []
+        return len(self.open()) == 0
+
+    def close_all(self) -> None:
+        for store in self.opened:
+            if hasattr(store, "close"):
+                store.close()
+
+
+@pytest.fixture
+def backend(request, tmp_path):
+    made = Backend(request.param, tmp_path)
+    yield made
+    made.close_all()
+
+
+def memory(memory_id, text="a note", **fields) -> Memory:
+    fields.setdefault("created_at", NOW - DAY)
+    fields.setdefault("embedding", [1.0, 0.0, 0.0])
+    return Memory(memory_id, text, **fields)
+
+
+def rows(store) -> list[tuple]:
+    return [(m.id, m.superseded_by, m.importance) for m in store]
+
+
+# --- surviving a restart -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_every_field_survives_closing_and_reopening(backend):
+    originals = [
+        memory(
+            "m1",
+            "Eric prefers Groq, 'quoted' and \"double\" % _ é 😀",
+            kind="semantic",
+            importance=8,
+            created_at=NOW - 2 * DAY,
+            last_accessed=NOW - HOUR,
+            embedding=[0.5, -0.25, 2.0**-20],  # float32 values: exact in both backends
+            embedding_model="hand-rolled",
+            metadata={"role": "user", "tags": ["api", "é"], "score": 0.5, "nul": "a\x00b"},
+        ),
+        memory("m2", "Eric now prefers Ollama", importance=6.5, embedding_model="hand-rolled"),
+    ]
+    store = backend.open()
+    for m in originals:
+        store.add(m)
+    store.supersede("m1", "m2")
+    store.close()
+    reopened = backend.open()
+    assert [m.to_dict() for m in reopened] == [m.to_dict() for m in originals]
+    assert reopened.embedding_model == "hand-rolled" and reopened.dimension == 3
+    assert [m.id for m in reopened.live()] == ["m2"]
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_a_reopened_store_ranks_exactly_as_before(backend):
+    store = backend.open()
+    for i in range(6):
+        text = f"note {i} about the default API" if i % 2 else f"lunch plan {i}"
+        EMBEDDER.remember(store, text, importance=1 + i, now=NOW - i * HOUR)
+    query = EMBEDDER.query(store, "which API?")
+    before = [(r.memory.id, r.score) for r in rank_memories(store, query, NOW)]
+    store.close()
+    after = [(r.memory.id, r.score) for r in rank_memories(backend.open(), query, NOW)]
+    assert after == before  # vectors float32 when made: nothing changes across a restart
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_a_memory_is_stored_as_soon_as_add_returns(backend):
+    writer = backend.open()
+    writer.add(memory("m1"))
+    assert "m1" in backend.open()  # a second connection; the writer still open and unsaved
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+@pytest.mark.parametrize("change", ["remove", "supersede"])
+def test_remove_and_supersede_write_through(backend, change):
+    store = backend.open()
+    store.add(memory("m1"))
+    store.add(memory("m2"))
+    getattr(store, change)(*(["m1"] if change == "remove" else ["m1", "m2"]))
+    assert [m.id for m in backend.open().live()] == ["m2"]
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_a_touch_by_the_unchanged_retriever_is_saved_and_stays_warm_after_reopening(backend):
+    store = backend.open()
+    EMBEDDER.remember(store, "Eric prefers Groq for the default API", now=NOW - DAY)
+    EMBEDDER.remember(store, "The team lunch is on Friday", now=NOW - DAY)
+    [top] = retrieve(store, EMBEDDER.query(store, "which API?"), now=NOW, k=1)
+    assert [m.id for m in store.unsaved()] == [top.id] == ["m1"]
+    assert backend.open().get("m1").last_accessed == pytest.approx(NOW - DAY)  # not yet saved
+    assert store.save() == 1
+    assert store.save() == 0
+    reopened = backend.open()
+    assert reopened.get("m1").last_accessed == pytest.approx(NOW)
+    assert reopened.get("m2").last_accessed == pytest.approx(NOW - DAY)
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_save_writes_only_changed_fields_so_two_stores_do_not_undo_each_other(backend):
+    first = backend.open()
+    first.add(memory("m1"))
+    second = backend.open()
+    first.get("m1").last_accessed = NOW
+    second.get("m1").importance = 9
+    first.save()
+    second.save()
+    m1 = backend.open().get("m1")
+    assert (m1.last_accessed, m1.importance) == (pytest.approx(NOW), 9)
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_next_id_never_hands_out_the_same_id_to_two_stores(backend):
+    first, second = backend.open(), backend.open()
+    ids = [first.next_id(), second.next_id(), first.next_id(), second.next_id()]
+    assert len(set(ids)) == 4
+    for store, memory_id in zip([first, second, first, second], ids):
+        store.add(memory(memory_id))
+    assert sorted(m.id for m in backend.open()) == sorted(ids)
+
+
+@pytest.mark.parametrize("backend", EVERY, indirect=True)
+def test_next_id_counts_from_the_store_size(backend):
+    store = backend.open()
+    store.add(memory("m1"))
+    assert store.next_id() == "m2"
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_an_id_taken_by_another_store_is_refused_and_the_store_is_unchanged(backend):
+    first, second = backend.open(), backend.open()
+    first.add(memory("m1", "first"))
+    with pytest.raises(ValueError, match="'m1' is already stored.*another process"):
+        second.add(memory("m1", "second"))
+    assert "m1" not in second and len(second) == 0
+    assert [m.text for m in backend.open()] == ["first"]
+
+
+@pytest.mark.parametrize("backend", EVERY, indirect=True)
+def test_metadata_that_json_cannot_hold_is_refused_before_anything_is_stored(backend):
+    store = backend.open()
+    if backend.kind == "memory":
+        pytest.skip("an in-memory store keeps any metadata: nothing is serialised")
+    with pytest.raises(ValueError, match="metadata must be JSON data"):
+        store.add(memory("m1", metadata={"when": object()}))
+    assert len(store) == 0 and len(backend.open()) == 0
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_a_closed_store_refuses_to_write(backend):
+    store = backend.open()
+    store.close()
+    with pytest.raises(ValueError, match="closed: open it again"):
+        store.add(memory("m1"))
+    store.close()  # twice is fine
+
+
+# --- one embedding model per user ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_a_reopened_store_still_refuses_a_foreign_embedding_model(backend):
+    store = backend.open()
+    store.add(memory("m1", embedding_model="model-a"))
+    store.close()
+    reopened = backend.open()
+    with pytest.raises(EmbeddingModelMismatch):
+        reopened.add(memory("m2", embedding_model="model-b"))
+    with pytest.raises(EmbeddingModelMismatch, match="'model-a', not 'model-b'"):
+        backend.open(embedding_model="model-b")
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_two_stores_cannot_fill_one_user_with_two_models(backend):
+    first, second = backend.open(), backend.open()
+    first.add(memory("m1", embedding_model="model-a"))
+    with pytest.raises(EmbeddingModelMismatch):
+        second.add(memory("m2", embedding_model="model-b"))
+    assert len(second) == 0
+    assert [m.id for m in backend.open()] == ["m1"]
+
+
+# --- one user per store ----------------------------------------------------------------------
+
+
+HOSTILE = ["alice'; DROP TABLE memories; --", "%", "_", "alice%", "аlice", "alice\u200b", "ALICE"]
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_another_users_memory_is_refused_and_an_unassigned_one_is_claimed(backend):
+    store = backend.open("alice")
+    bob = backend.user("bob")
+    with pytest.raises(ValueError, match="belongs to user .*only the memories of user"):
+        store.add(memory("m1", user_id=bob))
+    assert store.add(memory("m1")).user_id == backend.user("alice")
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_hostile_and_look_alike_user_ids_stay_apart(backend):
+    # Cyrillic "а", a zero-width space, SQL quotes, LIKE wildcards: each its own user
+    names = ["alice", *HOSTILE]
+    for i, name in enumerate(names):
+        store = backend.open(name)
+        store.add(memory("m1", f"secret of user {i}"))
+        store.close()
+    for i, name in enumerate(names):
+        store = backend.open(name)
+        assert [(m.id, m.text, m.user_id) for m in store] == [
+            ("m1", f"secret of user {i}", backend.user(name))
+        ]
+        assert store.next_id() == "m2"
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_recall_never_reaches_another_users_memory(backend):
+    alice, bob = backend.open("alice"), backend.open("bob")
+    EMBEDDER.remember(alice, "Alice has a cat", now=NOW - DAY)
+    EMBEDDER.remember(bob, "Bob decided the default API is Groq", importance=10, now=NOW)
+    alice = backend.open("alice")
+    recalled = retrieve(alice, EMBEDDER.query(alice, "which default API?"), now=NOW, k=10)
+    assert [m.text for m in recalled] == ["Alice has a cat"]
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_export_writes_one_users_memories_as_json_lines_that_load_back(backend, tmp_path):
+    store = backend.open("alice")
+    backend.open("bob").add(memory("m1", "bob's"))
+    store.add(memory("m1", "alice's"))
+    store.add(memory("m2", "newer", embedding=[0.0, 0.5, 0.25]))
+    store.supersede("m1", "m2")
+    target = tmp_path / "alice.jsonl"
+    assert store.export_jsonl(target) == 2
+    restored = [Memory.from_dict(json.loads(line)) for line in target.read_text().splitlines()]
+    assert [m.to_dict() for m in restored] == [m.to_dict() for m in store]
+
+
+# --- NUL, which PostgreSQL text cannot hold: refused alike ---------------------------------
+
+
+@pytest.mark.parametrize("backend", EVERY, indirect=True)
+@pytest.mark.parametrize("field", ["text", "id", "embedding_model"])
+def test_a_nul_character_is_refused_alike_by_every_backend(backend, field):
+    store = backend.open()
+    values = {"id": "m1", "text": "a note", "embedding_model": "model-a"}
+    values[field] = values[field][:1] + "\x00" + values[field][1:]
+    with pytest.raises(ValueError, match=f"{field} must not contain a NUL character"):
+        store.add(memory(values.pop("id"), values.pop("text"), **values))
+    assert len(store) == 0
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_a_user_id_with_nul_is_refused_alike(backend):
+    with pytest.raises(ValueError, match="user_id must not contain a NUL character"):
+        backend.open("al\x00ice")
+
+
+# --- links between memories, under two stores ------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_removing_a_memory_another_store_linked_to_is_refused(backend):
+    first = backend.open()
+    first.add(memory("m1"))
+    first.add(memory("m2"))
+    second = backend.open()
+    first.supersede("m1", "m2")
+    with pytest.raises(ValueError, match="'m2' replaced 'm1'"):
+        second.remove("m2")
+    assert "m2" in second
+    assert backend.open().get("m1").superseded_by == "m2"
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_superseding_with_a_memory_another_store_removed_is_refused(backend):
+    first = backend.open()
+    first.add(memory("m1"))
+    first.add(memory("m2"))
+    second = backend.open()
+    first.remove("m2")
+    with pytest.raises(ValueError, match="'m2' is no longer stored.*another process"):
+        second.supersede("m1", "m2")
+    assert second.get("m1").superseded_by is None
+    assert [(m.id, m.superseded_by) for m in backend.open()] == [("m1", None)]
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_adding_a_memory_superseded_by_one_another_store_removed_is_refused(backend):
+    first = backend.open()
+    first.add(memory("m1"))
+    second = backend.open()
+    first.remove("m1")
+    with pytest.raises(ValueError, match="'m1' is no longer stored.*another process"):
+        second.add(memory("m2", superseded_by="m1"))
+    assert "m2" not in second and len(backend.open()) == 0
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_two_stores_superseding_from_stale_views_cannot_make_a_cycle(backend):
+    first = backend.open()
+    first.add(memory("m1"))
+    first.add(memory("m2"))
+    second = backend.open()
+    first.supersede("m1", "m2")
+    with pytest.raises(ValueError):
+        second.supersede("m2", "m1")  # second still thinks m1 is live
+    assert [m.id for m in backend.open().live()] == ["m2"]
+
+
+# --- transactions --------------------------------------------------------------------------
+
+
+class Interrupted(Exception):
+    """Raised inside a transaction to stand for any failure halfway through."""
+
+
+@pytest.mark.parametrize("backend", EVERY, indirect=True)
+def test_a_failed_transaction_leaves_the_store_as_it_was(backend):
+    store = backend.open()
+    store.add(memory("m1"))
+    with pytest.raises(Interrupted), store.transaction():
+        store.add(memory("m2"))
+        store.supersede("m1", "m2")
+        store.get("m1").importance = 9
+        store.save()
+        raise Interrupted
+    assert rows(store) == [("m1", None, 5)]
+    if backend.kind != "memory":
+        assert store.unsaved() == []
+        assert rows(backend.open()) == [("m1", None, 5)]
+
+
+@pytest.mark.parametrize("backend", EVERY, indirect=True)
+def test_a_transaction_is_written_when_its_block_ends_and_joins_nested_ones(backend):
+    store = backend.open()
+    with store.transaction():
+        store.add(memory("m1"))
+        with store.transaction():  # nested: joins the outer one
+            store.add(memory("m2"))
+        store.supersede("m1", "m2")
+        assert backend.others_see_nothing()  # another connection sees nothing yet
+    assert rows(store) == [("m1", "m2", 5), ("m2", None, 5)]
+    if backend.kind != "memory":
+        assert rows(backend.open()) == [("m1", "m2", 5), ("m2", None, 5)]
+
+
+@pytest.mark.parametrize("backend", EVERY, indirect=True)
+def test_a_failed_nested_step_that_is_caught_leaves_the_block_usable(backend):
+    store = backend.open()
+    store.add(memory("m1"))
+    with store.transaction():
+        with pytest.raises(ValueError, match="already in the store"):
+            store.add(memory("m1"))
+        store.add(memory("m2"))
+    assert [m.id for m in store] == ["m1", "m2"]
+    if backend.kind != "memory":
+        assert [m.id for m in backend.open()] == ["m1", "m2"]
+
+
+@pytest.mark.parametrize("backend", EVERY, indirect=True)
+def test_extend_links_forwards_and_a_bad_batch_changes_nothing(backend):
+    store = backend.open()
+    store.extend([memory("m1", superseded_by="m2"), memory("m2")])
+    assert rows(store) == [("m1", "m2", 5), ("m2", None, 5)]
+    with pytest.raises(ValueError, match="neither in the store nor in this batch"):
+        store.extend([memory("m3"), memory("m4", superseded_by="m9")])
+    assert [m.id for m in store] == ["m1", "m2"]
+    if backend.kind != "memory":
+        assert rows(backend.open()) == [("m1", "m2", 5), ("m2", None, 5)]
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_a_batch_holding_an_id_another_store_took_is_refused_whole(backend):
+    first, second = backend.open(), backend.open()
+    second.add(memory("m2", "taken"))
+    with pytest.raises(ValueError, match="already stored"):
+        first.extend([memory("m1"), memory("m2")])
+    assert len(first) == 0
+    assert [m.text for m in backend.open()] == ["taken"]
+
+
+# --- multi-step changes, checked against the store's current rows ---------------------------
+# Each opens two stores on one place (two processes, as far as they can tell); the second
+# acts on what it read at opening, and must be refused, writing nothing.
+
+POOL_LEAK = [
+    "debugged the connection pool leak in the billing API",
+    "the connection pool leaked again after the deploy",
+    "restarted the billing API because the connection pool was exhausted",
+    "connection pool leak: raised the pool size as a stopgap",
+    "found the connection pool leak: sessions never closed in the billing API",
+]
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_a_stale_replace_fact_is_refused_so_one_fact_keeps_one_live_version(backend):
+    from extensions.superseding import replace_fact
+
+    first = backend.open()
+    EMBEDDER.remember(first, "Eric prefers Groq for the default API", kind="semantic", now=NOW)
+    second = backend.open()
+    replace_fact(first, EMBEDDER, "m1", "Eric now prefers OpenAI for the default API", NOW)
+    with pytest.raises(ValueError, match="'m1' was already replaced by 'm2'"):
+        replace_fact(second, EMBEDDER, "m1", "Eric now prefers Ollama for the default API", NOW)
+    assert len(second) == 1  # the new fact it began to write is gone again
+    assert rows(backend.open()) == [("m1", "m2", 5), ("m2", None, 5)]
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_a_second_consolidation_of_the_same_episodes_is_refused_and_writes_no_fact(backend):
+    from extensions.consolidation import consolidate
+
+    first = backend.open()
+    for i, text in enumerate(POOL_LEAK):
+        EMBEDDER.remember(first, text, now=NOW - (10 - i) * DAY)
+    second = backend.open()
+    assert len(consolidate(first, EMBEDDER, NOW)) == 1
+    with pytest.raises(ValueError, match="'m1' is already archived under 'm6'"):
+        consolidate(second, EMBEDDER, NOW)  # it still sees five live episodes
+    assert len(second) == 5 and all(m.superseded_by is None for m in second)
+    stored = backend.open()
+    assert [m.id for m in stored] == [f"m{i}" for i in range(1, 7)]
+    assert [m.id for m in stored.live()] == ["m6"]
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_a_stale_prune_keeps_a_memory_another_store_recalled_since(backend):
+    from extensions.forgetting import prune
+
+    first = backend.open()
+    first.add(memory("m1", "brushed teeth", importance=1, created_at=NOW - 400 * DAY))
+    second = backend.open()
+    retrieve(first, [1.0, 0.0, 0.0], NOW, k=1)  # recalled: it must stay
+    first.save()
+    with pytest.raises(ValueError, match="'m1' changed in the store.*recalled since"):
+        prune(second, NOW)
+    assert "m1" in second and [m.id for m in backend.open()] == ["m1"]
