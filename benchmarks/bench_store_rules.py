@@ -22,8 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "code"))
 
+from base.links import link_problems
 from base.validation import as_float32_vector, as_vector
-from memory_store import Memory, MemoryStore, link_problems
+from memory_store import Memory, MemoryStore
 
 
 def median_us(call, number: int) -> float:

@@ -1,4 +1,4 @@
-"""The floor every other part of code/ stands on: plain rules and numbers, no models, no storage.
+"""The floor every other part of code/ stands on: plain rules and numbers, no models, no files.
 
     validation.py   every value checked where it enters (times, vectors, weights, ...)
     units.py        seconds, hours, days
@@ -6,6 +6,9 @@
     decay.py        half-lives and decay rates, min-max rescaling
     text.py         the word splitter (tokenize) and the stop words
     redaction.py    secrets (key-like variables' values, key shapes) cut out of any text
+    memory_fields.py  what each field of a Memory accepts, and the form it is kept in
+    links.py        the rules of superseded_by links; features register theirs here
+    store_base.py   what every store shares: transaction(), save(), extend(), one user
 
 Nothing here imports anything else of code/: memory_store.py and config.py stand on this
 folder alone, and everything above may use it. Importing it is cheap (no numpy).

@@ -27,10 +27,12 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from base.links import link_rule
 from base.redaction import redact
 from base.validation import as_number, as_timestamp, check_bool, check_importance, check_int
 from embedding_helpers import Embedder
 from extensions.model_choice import ask, is_offline, resolve_chat_model
+from extensions.superseding import linked
 from llm.gateway import ModelCallError
 from llm.memory_block import DATA_NOT_INSTRUCTIONS, format_date, render_notes
 from memory_store import Memory, MemoryStore
@@ -221,6 +223,25 @@ def _write_fact(store, embedder, cluster, evidence, text, source, importance, no
     for m in cluster:
         store.supersede(m.id, fact.id)  # archived: kept as evidence, never recalled
     return fact
+
+
+@link_rule
+def evidence_archived_under_its_fact(memories: dict[str, Memory], memory: Memory) -> list[str]:
+    """Every episode of a consolidated fact's evidence, still stored, is archived under it.
+
+    Checked by every store at every commit and when a file is opened, so a cluster
+    archived half (a crash between the fact and its links) is refused, naming the episode.
+    """
+    evidence = memory.metadata.get("evidence") if "consolidated" in memory.metadata else None
+    problems = []
+    for episode_id in evidence if isinstance(evidence, list) else ():
+        episode = memories.get(episode_id) if isinstance(episode_id, str) else None
+        if episode is not None and episode.superseded_by != memory.id:
+            problems.append(
+                f"memory {episode_id!r} is evidence of the consolidated fact {memory.id!r} "
+                f"but is {linked(episode)}, not archived under it"
+            )
+    return problems
 
 
 def _check_cluster(memories) -> list[Memory]:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from base.links import link_rule
 from base.validation import as_number, as_timestamp, check_ids, check_text
 from embedding_helpers import Embedder
 from memory_store import Memory, MemoryStore, check_store
@@ -35,6 +36,29 @@ from scoring import relevance_score
 
 FACT_KINDS = ("semantic", "procedural")  # statements that can stop being true
 REPLACE_MIN_SIMILARITY = 0.6  # cosine; for the offline bag of words, "shares most words"
+
+
+@link_rule
+def replaced_points_here(memories: dict[str, Memory], memory: Memory) -> list[str]:
+    """A fact that replaces another (metadata "replaces") is what the old one points to.
+
+    Checked by every store at every commit and when a file is opened, so a replacement
+    written half (the new fact stored, the old one still live) is refused:
+        replaced_points_here({"m1": <m1 live>, "m2": <m2 replaces m1>}, <m2>)
+            -> ["memory 'm2' replaces 'm1', but 'm1' is still live"]
+    """
+    replaced = memory.metadata.get("replaces")
+    old = memories.get(replaced) if isinstance(replaced, str) else None
+    if old is None or old.superseded_by == memory.id:
+        return []
+    return [f"memory {memory.id!r} replaces {old.id!r}, but {old.id!r} is {linked(old)}"]
+
+
+def linked(memory: Memory) -> str:
+    """How a memory stands in its history: 'still live' or "superseded by 'm2'"."""
+    if memory.superseded_by is None:
+        return "still live"
+    return f"superseded by {memory.superseded_by!r}"
 
 
 class FactUpdate(NamedTuple):

@@ -41,8 +41,9 @@ import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from base.links import link_problems
 from base.validation import check_no_nul, check_text
-from memory_store import EmbeddingModelMismatch, Memory, link_problems
+from memory_store import EmbeddingModelMismatch, Memory
 from storage.rows import FIELDS, snapshot
 from storage.sqlite_store import export_jsonl
 from storage.write_through import WriteThroughStore

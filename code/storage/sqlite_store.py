@@ -53,8 +53,9 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO
 
+from base.links import link_problems
 from base.validation import check_no_nul, check_text
-from memory_store import EmbeddingModelMismatch, Memory, MemoryStore, check_store, link_problems
+from memory_store import EmbeddingModelMismatch, Memory, MemoryStore, check_store
 from storage.rows import (
     FIELDS,
     MEMORY_COLUMNS,

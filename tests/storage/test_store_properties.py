@@ -17,12 +17,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from base.links import link_problems
 from conftest import DAY, NOW
 from embedding_helpers import Embedder
 from extensions.consolidation import consolidate
 from extensions.forgetting import prune
 from extensions.superseding import replace_fact
-from memory_store import Memory, MemoryStore, link_problems
+from memory_store import Memory, MemoryStore
 from storage.sqlite_store import PersistentMemoryStore
 
 IDS = [f"m{i}" for i in range(1, 7)]
