@@ -48,6 +48,8 @@ def as_timestamp(value: Any, name: str = "time") -> float:
 
         as_timestamp(datetime(2026, 1, 1, tzinfo=timezone.utc)) -> 1767225600.0
     """
+    if type(value) is float and EPOCH_RANGE[0] <= value <= EPOCH_RANGE[1]:
+        return value  # already checked seconds (NaN fails the comparison): the hot path
     if isinstance(value, datetime):
         seconds = value.timestamp()
     elif isinstance(value, bool) or not isinstance(value, numbers.Real):
