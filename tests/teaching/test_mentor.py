@@ -23,9 +23,21 @@ from teaching.mentor import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-TEMPLATE = (ROOT / "UNDERSTANDING.md").read_text(encoding="utf-8")
 WHEN = datetime(2026, 1, 2, 3, 4, tzinfo=UTC)
 PLACEHOLDER = "<!-- Write your answer below this line. -->"
+
+
+def blank(text: str) -> str:
+    """UNDERSTANDING.md with every answer taken out: the template as it shipped.
+
+    subtle: a learner answers the repository's own UNDERSTANDING.md, and these tests must
+    stay green once they have; so they read its questions, never its answers.
+    """
+    empty = f"**Your answer:**\n\n{PLACEHOLDER}\n\n\n"
+    return re.sub(r"^\*\*Your answer:\*\*\n.*?(?=^## |\Z)", empty, text, flags=re.M | re.S)
+
+
+TEMPLATE = blank((ROOT / "UNDERSTANDING.md").read_text(encoding="utf-8"))
 
 
 def filled(answers: dict[str, str]) -> str:
@@ -60,10 +72,16 @@ def test_every_question_has_a_checklist_and_every_checklist_a_question():
     assert [q.title for q in questions] == [title for title, _ in CHECKLISTS.values()]
 
 
-def test_the_template_asks_every_question_and_answers_none():
+def test_the_template_asks_every_question_with_a_place_for_the_answer():
     questions = parse_understanding(TEMPLATE)
     assert all(q.prompt and q.has_answer_line for q in questions)
     assert [q.id for q in questions if q.answered] == []
+
+
+def test_blanking_a_filled_in_file_gives_the_template_back():
+    answered = filled({"Q1": "Each call starts from nothing.", "Q3": RECENCY})
+    assert [q.id for q in parse_understanding(answered) if q.answered] == ["Q1", "Q3"]
+    assert blank(answered) == TEMPLATE
 
 
 def test_every_checklist_has_key_ideas_with_keywords():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 import shutil
 import subprocess
@@ -11,6 +12,41 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def returns_replaced(source: str, function: str, expression: str) -> str:
+    """`source` with every `return ...` of `function` made to return `expression` instead.
+
+    Works on any solution, however its author spelled it (`importance / 10`,
+    `importance * 0.1`, ...): the mutation follows the syntax tree, not a literal line.
+    """
+    lines = source.splitlines(keepends=True)
+    tree = ast.parse(source)
+    (target,) = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == function]
+    returns = [n for n in ast.walk(target) if isinstance(n, ast.Return) and n.value is not None]
+    assert returns, f"{function} has no return to mutate"
+    for node in sorted(returns, key=lambda n: (n.value.lineno, n.value.col_offset), reverse=True):
+        value = node.value  # replaced from the last one up, so earlier positions stay valid
+        first, last = value.lineno - 1, value.end_lineno - 1
+        lines[first : last + 1] = [
+            lines[first][: value.col_offset]
+            + f"({expression})"
+            + lines[last][value.end_col_offset :]
+        ]
+    return "".join(lines)
+
+
+def test_a_return_is_mutated_whatever_its_spelling():
+    for body in (
+        "return importance / 10",
+        "return importance * 0.1",
+        "return (\n    importance / 10.0\n)",
+    ):
+        source = f"def importance_score(importance):\n    x = 1\n    {body}\n"
+        mutated = returns_replaced(source, "importance_score", "importance")
+        namespace: dict = {}
+        exec(mutated, namespace)
+        assert namespace["importance_score"](8) == 8, mutated
 
 
 def run_progress(code: Path, *args: str) -> subprocess.CompletedProcess:
@@ -29,10 +65,8 @@ def test_progress_shows_each_milestone_and_what_to_do_next(tmp_path):
     assert "8 of 8 functions pass their checks." in done.stdout
     assert "All 5 milestones pass. Next: notebooks 07b-07h" in done.stdout
     assert "Milestone 5  kind_recency_score" in done.stdout
-    scoring = (code / "scoring.py").read_text()
-    (code / "scoring.py").write_text(
-        scoring.replace("return importance / 10.0", "return importance")
-    )
+    scoring = code / "scoring.py"
+    scoring.write_text(returns_replaced(scoring.read_text(), "importance_score", "importance"))
     done = run_progress(code)
     assert done.returncode == 1
     assert re.search(r"importance_score +FAIL  importance_score\(", done.stdout)
