@@ -61,7 +61,8 @@ from llm.memory_block import (
     MEMORY_BLOCK_END,
     MEMORY_BLOCK_START,
     format_date,
-    render_memory_block,
+    memory_item,
+    render_items,
 )
 from memory_store import Memory, MemoryStore, check_store
 from retriever import retrieve
@@ -140,7 +141,7 @@ def chat_with_memory(
         recalled = retrieve(  # 2. the learner's retriever
             store, query, now=now, k=k, weights=settings.weights, decay_rate=settings.decay_rate
         )
-        messages = build_messages(message, recalled, now)  # 3.
+        messages = _messages(message, recalled, now)  # 3. (everything checked above)
         from llm.gateway import complete  # 4. litellm is imported on the first call only
 
         reply = complete(
@@ -204,11 +205,15 @@ def build_messages(message: str, memories: list[Memory], now) -> list[dict]:
     for i, memory in enumerate(memories):
         if not isinstance(memory, Memory):
             raise TypeError(f"memories[{i}] must be a Memory, got {type(memory).__name__}")
-    now = as_timestamp(now, "now")
+    return _messages(message, memories, as_timestamp(now, "now"))
+
+
+def _messages(message: str, memories: list[Memory], now: float) -> list[dict]:
+    """build_messages on arguments already checked (the chat turn checks them once)."""
     system = SYSTEM_PROMPT.format(
         start=MEMORY_BLOCK_START, end=MEMORY_BLOCK_END, now=format_date(now)
     )
-    system += "\n" + render_memory_block(memories, now)
+    system += "\n" + render_items([memory_item(memory, now) for memory in memories])
     return [{"role": "system", "content": system}, {"role": "user", "content": message}]
 
 
