@@ -125,9 +125,24 @@ def pytest_terminal_summary(terminalreporter):
         )
 
 
+# The suites that take minutes, each under a marker of its own: the README's test command
+# leaves them out (pyproject.toml's addopts), .ci/run runs every one of them.
+SUITES = {  # a test file, or a folder, of tests/ -> its suite's marker
+    "notebooks/test_notebooks.py": "notebooks",  # every notebook run top to bottom
+    "storage/test_store_faults.py": "faults",  # a crash and an I/O error at every statement
+    "storage/test_store_fuzz.py": "faults",  # damaged files
+    "grading/": "editions",  # the editions, the sandbox, nbgrader
+}
+
+
 def pytest_collection_modifyitems(items):
-    """The notebook runs first, the longest notebooks first: with the tests spread over
-    workers (pytest-xdist), the slowest tests start at once instead of at the end."""
+    """Mark each suite's tests; then the notebook runs first, the longest first: with the
+    tests spread over workers (pytest-xdist), the slowest start at once, not at the end."""
+    for item in items:
+        where = item.path.relative_to(ROOT / "tests").as_posix()
+        for prefix, marker in SUITES.items():
+            if where == prefix or (prefix.endswith("/") and where.startswith(prefix)):
+                item.add_marker(marker)
 
     def order(item) -> tuple[bool, int]:
         if (
