@@ -35,9 +35,9 @@ def test_the_reference_solution_passes_every_check(capsys):
     assert out == [
         "recency_score: 7 checks passed",
         "importance_score: 4 checks passed",
-        "relevance_score: 7 checks passed",
+        "relevance_score: 8 checks passed",
         "retrieval_score: 7 checks passed",
-        "rank_memories: 4 checks passed",
+        "rank_memories: 5 checks passed",
         "retrieve: 7 checks passed",
     ]
 
@@ -129,6 +129,7 @@ WRONG_RELEVANCE = [
     ),
     ("division by zero", lambda q, m: _dot(q, m) / (_norm(q) * _norm(m))),
     ("a list", lambda q, m: [_dot(q, m)]),
+    ("clamp the result", lambda q, m: _dot(q, m) / (_norm(q) * _norm(m)) if _norm(q) else 0.0),
 ]
 
 
@@ -250,6 +251,21 @@ def test_a_wrong_retriever_fails_naming_its_mistake(mistake, wrong):
     message = str(failure.value)
     assert "expected:" in message and "got:" in message
     assert mistake in message, message
+
+
+def test_a_ranking_that_puts_ties_backwards_is_caught_in_rank_memories():
+    def ascending_then_reversed(store, q, now, weights=(1.0, 1.0, 1.0), decay_rate=0.995):
+        rows = rank_memories(store, q, now, weights, decay_rate)  # right, ties in store order
+        order = {m.id: i for i, m in enumerate(store)}
+        rows.sort(key=lambda row: order[row.memory.id])  # back to the store's order
+        return sorted(rows, key=lambda row: row.score)[::-1]  # the slip: ties come out last-first
+
+    with pytest.raises(CheckFailed) as failure:
+        checks.check_rank_memories(ascending_then_reversed)
+    message = str(failure.value)
+    assert "got:      ['t2', 't1', 't3']" in message
+    assert "sorting ascending and reversing the list" in message
+    assert "code/retriever.py, Milestone 4" in message
 
 
 def test_a_ranking_that_refreshes_memories_fails():

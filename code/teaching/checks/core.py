@@ -267,6 +267,9 @@ def check_cases(
         if not (_is_number(got) and _close(float(got), case.expected)):
             mistake = diagnose(results, got, mistakes)
             raise report(show_call(name, case), case.expected, got, mistake, name)
+        low, high, hint = mistakes.limits or (-math.inf, math.inf, "")
+        if not low <= float(got) <= high:  # close to the answer, yet outside every answer's range
+            raise report(show_call(name, case), case.expected, got, hint, name)
     return len(cases)
 
 

@@ -52,7 +52,12 @@ RELEVANCE_MISTAKES = Mistakes(
         ),
     ],
     nan="NaN comes from dividing by a zero length: return 0.0 for a zero vector",
-    limits=(-1.0, 1.0, "cosine lies in [-1, 1]: divide by both lengths, and clamp rounding errors"),
+    limits=(
+        -1.0,
+        1.0,
+        "cosine lies in [-1, 1], but rounding can push it a hair past 1.0: clamp the result, "
+        "max(-1.0, min(1.0, cosine)), after dividing by both lengths",
+    ),
 )
 
 
@@ -87,6 +92,14 @@ RELEVANCE_CASES = [
     Case(([1.0, 2.0, 2.0], [2.0, 0.0, 1.0]), 0.5962847940),
     Case(([1.0, 0.0], [-2.0, 0.0]), -1.0, {}, "relevance_score([1, 0], [-2, 0])  # opposite"),
     Case(([0.0, 0.0], [1.0, 1.0]), 0.0, {}, "relevance_score([0, 0], [1, 1])  # zero vector"),
+    # subtle: the plain formula gives 1.0000000000000002 here (floats round), in pure Python
+    # and in numpy alike: only a clamped cosine stays in [-1, 1]
+    Case(
+        ([0.1, -0.9, -0.9], [0.2, -1.8, -1.8]),
+        1.0,
+        {},
+        "relevance_score([0.1, -0.9, -0.9], [0.2, -1.8, -1.8])  # same direction, rounding",
+    ),
 ]
 
 

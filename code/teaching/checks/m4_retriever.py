@@ -291,4 +291,26 @@ def check_rank_memories(function: Callable | None = None) -> None:
             "rank_memories only ranks; refreshing belongs to retrieve",
             "rank_memories",
         )
-    passed("rank_memories", 4)
+    _check_ties_keep_store_order(function)
+    passed("rank_memories", 5)
+
+
+def _check_ties_keep_store_order(function: Callable) -> None:
+    """Equal scores come out in the store's order: caught here, where the sort is written,
+    rather than later in retrieve, which only takes the first k of this ranking."""
+    call = "rank_memories(store, [1.0, 0.0], now)   # t1 and t2 equal, t1 added first"
+    expected = ["t1", "t2", "t3"]
+    rows = call_learner("rank_memories", function, call, expected, _ties(), [1.0, 0.0], NOW)
+    got = [row.memory.id for row in rows]
+    if got != expected:
+        mistake = (
+            "equal scores must keep the store's order: sort with reverse=True instead of "
+            "sorting ascending and reversing the list (that puts ties backwards)"
+            if got == ["t2", "t1", "t3"]
+            else "sort every live memory by score, highest first, ties in the store's order"
+        )
+        raise report(call, expected, got, mistake, "rank_memories")
+
+
+def _ties() -> MemoryStore:
+    return next(s for s in SCENARIOS if s.rows is TIES).build()
