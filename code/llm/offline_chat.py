@@ -2,7 +2,7 @@
 
 memorylab/offline-chat reads the recalled memories out of the system message's memory
 block (llm/memory_block.py) and answers a question by quoting those related to it, by
-meaning or by a shared word, with their age; a statement it acknowledges, adding the
+meaning or by a shared word, newest first, with their age; a statement it acknowledges, adding the
 notes that share a word with it (and a greeting or a thanks it simply returns). With
 nothing recalled it says it remembers nothing, which is all a stateless model can say.
 It cannot reason; it can show exactly what retrieval gave it.
@@ -53,7 +53,12 @@ def offline_reply(messages: list[dict]) -> str:
     if small_talk in ("greeting", "acknowledgement"):
         return "Hello!" if small_talk == "greeting" else "You're welcome."
     question = is_question(user)
-    related = _related(user, facts, by_meaning=question)
+    # newest first: the latest word on a subject leads (a date string sorts as its time)
+    related = sorted(
+        _related(user, facts, by_meaning=question),
+        key=lambda m: str(m.get("written", "")),
+        reverse=True,
+    )
     listed = "\n".join(f"- {_describe(m)}" for m in related)
     if question and not related:
         aside = ""
