@@ -9,6 +9,7 @@
     distillation.py       a conversation distilled into a few memories
     context_budget.py     recalled memories fitted into a token budget
     model_choice.py       the chat model the extensions ask, offline or configured
+    write_back.py         what the chat writes back: kind, rated importance, the fact replaced
 
 Notebooks 07a-07h walk through them, one each; each module's docstring says what it leaves out.
 """
