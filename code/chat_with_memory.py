@@ -5,6 +5,7 @@
     result.recalled   # the memories that were put into its prompt, best first
     result.messages   # the exact prompt that was sent
     result.written    # the memory created from this turn
+    result.replaced   # the fact it superseded, if it updated one
 
 One turn, step by step:
   1. embed the user's message with the store's embedding model (embedding_helpers);
@@ -15,9 +16,12 @@ One turn, step by step:
      memory's text can never pass for an instruction (quotes, newlines and angle brackets
      are escaped; the prompt says the block is data);
   4. call the chat model through litellm (offline by default, see llm/gateway.py);
-  5. write the user's message back as a new episodic memory, so the store grows, unless
-     it is a question, a greeting or an acknowledgement (embeddings/worth_embedding.py): stored,
-     "which API should I default to?" would be recalled next time and answer itself.
+  5. write the user's message back as a new memory, so the store grows, unless it is a
+     question, a greeting or an acknowledgement (embeddings/worth_embedding.py): stored,
+     "which API should I default to?" would be recalled next time and answer itself;
+  6. give the memory its kind and its importance, and let a new fact supersede the one it
+     updates (extensions/write_back.py: what notebooks 07a-07c teach), so after "I sold
+     the Toyota, now I drive a red Honda" the assistant recalls one car, not two.
 
 Only the user's side is written back by default: storing the assistant's replies too
 would let it recall its own paraphrases of memories and reinforce them.
@@ -35,8 +39,8 @@ default memory_lab.sqlite3 at the repository root), one user at a time:
 The memory block's format (JSON lines between markers, dates and ages) is
 llm/memory_block.py; this module decides what goes around it.
 
-Deliberately left out: deciding what deserves to be stored and rating importance with a
-model; each turn is stored with the configured importance.
+Deliberately left out: consolidating and forgetting (extensions/consolidation.py and
+forgetting.py run apart from the chat), and storing a reply split into facts.
 """
 
 from __future__ import annotations
@@ -56,6 +60,7 @@ from base.validation import (
 from config import Settings, load_settings
 from embedding_helpers import Embedder
 from embeddings.worth_embedding import write_back_reason
+from extensions.write_back import remember_turn
 from llm import terminal_chat
 from llm.memory_block import (
     MEMORY_BLOCK_END,
@@ -85,6 +90,7 @@ class ChatResult:
     recalled: list[Memory]
     messages: list[dict]
     written: list[Memory] = field(default_factory=list)
+    replaced: list[Memory] = field(default_factory=list)  # facts the written ones superseded
     skipped: str | None = None  # why the message was not stored ("question", ...), if not
 
 
@@ -123,7 +129,7 @@ def chat_with_memory(
     """
     check_memory_text(check_text(message, "message"), "message")  # a stored turn fits a memory
     check_store(store)
-    user = _one_user(store)
+    _one_user(store)  # the store's own user is the one this turn recalls and writes for
     settings = settings or load_settings()
     if not isinstance(settings, Settings):
         raise TypeError(f"settings must be a config.Settings, got {type(settings).__name__}")
@@ -162,20 +168,29 @@ def chat_with_memory(
     if write_back and remember_replies and reply.strip():
         turns.append(("assistant", reply))
     with store.transaction():  # the turn's memories and the retriever's touches, together
-        written = [
-            embedder.remember(
+        kept = [
+            remember_turn(  # 6. its kind, its importance, and the fact it replaces (07a-07c)
                 store,
+                embedder,
                 text[:MAX_TEXT_CHARS],  # the message was checked; a long reply keeps its start
-                importance=settings.importance,
-                now=now,
+                now,
+                importance=settings.importance,  # None: rated turn by turn
                 metadata=_turn_metadata(role, text),
-                user_id=user,  # the store's own user, never another
+                model=settings.chat_model,  # the offline model means the offline cue words
+                api_base=settings.api_base,
+                timeout=settings.timeout,
+                **model_kwargs,
             )
             for role, text in turns
         ]
         store.save()  # a store kept in a file writes the touches too; in memory: nothing to do
     return ChatResult(
-        reply=reply, recalled=recalled, messages=messages, written=written, skipped=skipped
+        reply=reply,
+        recalled=recalled,
+        messages=messages,
+        written=[turn.memory for turn in kept],
+        replaced=[turn.replaced for turn in kept if turn.replaced is not None],
+        skipped=skipped,
     )
 
 

@@ -17,7 +17,9 @@ to switch to any model litellm knows.
     MEMORY_LAB_TOP_K          3                          memories recalled per message
     MEMORY_LAB_WEIGHTS        1.0,1.0,1.0                relevance, recency, importance weights
     MEMORY_LAB_DECAY_RATE     0.995                      recency kept per hour, in (0, 1]
-    MEMORY_LAB_IMPORTANCE     5                          importance (1-10) of written-back turns
+    MEMORY_LAB_IMPORTANCE     rated                      importance (1-10) of written-back turns;
+                                                         rated: each turn rated on its own
+                                                         (extensions/write_back.py)
     MEMORY_LAB_TIMEOUT        60                         seconds to wait for a real model
     MEMORY_LAB_DB             <repository>/memory_lab.sqlite3
                                                          the SQLite file the terminal chat keeps
@@ -68,7 +70,7 @@ DEFAULTS = {
     "TOP_K": str(TOP_K),
     "WEIGHTS": ",".join(map(str, WEIGHTS)),
     "DECAY_RATE": str(DECAY_RATE),
-    "IMPORTANCE": "5",
+    "IMPORTANCE": "rated",
     "TIMEOUT": "60",
     "DB": DEFAULT_DB,
     "USER": "default",
@@ -84,7 +86,7 @@ class Settings:
     top_k: int = TOP_K
     weights: Weights = WEIGHTS
     decay_rate: float = DECAY_RATE
-    importance: float = 5
+    importance: float | None = None  # None: each written-back turn is rated on its own
     timeout: float = 60.0
     db_path: str | None = DEFAULT_DB  # None: memories live in this process only
     user_id: str = "default"
@@ -115,7 +117,9 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         top_k=_positive_int(raw["TOP_K"], "TOP_K"),
         weights=_weights(raw["WEIGHTS"]),
         decay_rate=_number(raw["DECAY_RATE"], "DECAY_RATE", low=0.0, high=1.0, low_open=True),
-        importance=_number(raw["IMPORTANCE"], "IMPORTANCE", low=1.0, high=10.0),
+        importance=None
+        if raw["IMPORTANCE"] == "rated"
+        else _number(raw["IMPORTANCE"], "IMPORTANCE", low=1.0, high=10.0),
         timeout=_number(raw["TIMEOUT"], "TIMEOUT", low=0.0, high=float("inf"), low_open=True),
         db_path=_db_path(raw["DB"]),
         user_id=_name(raw["USER"], "USER", "name a user"),

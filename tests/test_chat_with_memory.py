@@ -13,6 +13,7 @@ from chat_with_memory import build_messages, chat_with_memory, main
 from config import Settings
 from conftest import DAY, HOUR, NOW
 from embedding_helpers import Embedder
+from extensions.importance_rating import heuristic_importance
 from llm import gateway
 from llm.memory_block import (
     MEMORY_BLOCK_END,
@@ -73,8 +74,9 @@ def test_recalled_memories_are_refreshed_and_the_turn_is_written_back(store):
     assert written.text == statement
     assert written.kind == "episodic"
     assert written.created_at == NOW
-    assert written.metadata == {"role": "user"}
-    assert written.importance == Settings().importance
+    assert written.metadata["role"] == "user"
+    assert written.metadata["kind_source"] == "heuristic"  # the offline cue words
+    assert written.importance == heuristic_importance(statement).value  # rated, not fixed
     assert written.embedding_model == Embedder().model
 
 
@@ -392,3 +394,23 @@ def test_an_empty_recall_renders_as_an_empty_list_that_parses_back():
     block = render_memory_block([], 1_000_000.0)
     assert "[]" in block.splitlines()
     assert parse_memory_block(block) == []
+
+
+def test_a_fixed_importance_setting_is_kept_for_every_turn(store):
+    result = chat_with_memory(
+        "Eric moved the API keys to the vault", store, now=NOW, settings=Settings(importance=7)
+    )
+    assert [m.importance for m in result.written] == [7]
+
+
+def test_the_chat_remembers_the_new_car_not_both(tmp_path):
+    """07a-07c in the assistant itself: kinds, a superseded fact, the reply quotes one car."""
+    store = MemoryStore()
+    chat_with_memory("I drive a blue Toyota.", store, now=NOW)
+    chat_with_memory("My sister lives in Lyon.", store, now=NOW + HOUR)
+    update = chat_with_memory("I sold the Toyota, now I drive a red Honda.", store, now=NOW + DAY)
+    assert [m.text for m in update.replaced] == ["I drive a blue Toyota."]
+    assert [m.kind for m in update.written] == ["semantic"]
+    answer = chat_with_memory("What car do I own?", store, now=NOW + 2 * DAY)
+    assert "red Honda" in answer.reply
+    assert "blue Toyota." not in answer.reply  # history, never recalled again

@@ -38,7 +38,7 @@ def test_no_variables_give_the_offline_defaults():
     assert settings.top_k == 3
     assert settings.weights == pytest.approx((1.0, 1.0, 1.0))
     assert settings.decay_rate == pytest.approx(0.995)
-    assert settings.importance == pytest.approx(5)
+    assert settings.importance is None  # each written-back turn is rated on its own
     assert settings.timeout == pytest.approx(60.0)
     assert settings.db_path == str(config.REPOSITORY / "memory_lab.sqlite3")
     assert settings.user_id == "default"

@@ -53,7 +53,8 @@ PRACTICE = re.compile(
 )
 FACT = re.compile(
     r"\b(i am|i'm|i live|i work|i drive|i own|i have|i prefer|i like|i love|i hate|i use|"
-    r"i speak|i need|i can't|i cannot|my [a-z]+( [a-z]+)? (is|are|was|lives|works))\b"
+    r"i speak|i need|i can't|i cannot|my [a-z]+( [a-z]+)? (is|are|was|lives|works)|"
+    r"[a-z]+ (now )?(prefers|likes|loves|hates|lives|works|drives|owns|uses|speaks|needs))\b"
 )
 EVENT = re.compile(
     r"\b(today|yesterday|tonight|this (morning|afternoon|evening|week)|last (night|week)|"

@@ -215,4 +215,6 @@ def _chat_loop(store: MemoryStore, settings: Settings, input_fn, say, chat_turn:
             stored = ", ".join(m.id for m in result.written)
             skipped = getattr(result, "skipped", None)
             stored = f"stored as {stored}" if stored else f"not stored: {skipped or 'nothing new'}"
+            replaced = ", ".join(m.id for m in getattr(result, "replaced", ()))
+            stored += f", replacing {replaced}" if replaced else ""
             say(f"  (recalled: {recalled}; {stored})")
