@@ -1,8 +1,9 @@
 """Calling models through litellm, and the offline models that stand in for real ones.
 
 Every chat and embedding call in the lab goes through litellm, so the code path is the
-same offline and online. Offline, the models are two small local functions registered
-with litellm as the custom provider "memorylab":
+same offline and online. Offline, the models are local: the offline chat function and the
+offline embedding model objects (embeddings/registry.py), registered with litellm as the
+custom provider "memorylab":
 
     memorylab/offline-chat      a rule-based assistant that answers *only* from the
                                 memories injected into its prompt (llm/offline_chat.py)
@@ -30,7 +31,7 @@ from typing import Any
 from base.redaction import redact
 from base.validation import as_vector
 from config import OFFLINE_CHAT_MODEL, PROVIDER, is_offline
-from embeddings.hybrid import offline_vectors
+from embeddings.registry import offline_model
 from llm.offline_chat import offline_reply
 
 _litellm = None  # the module, once imported and set up
@@ -167,11 +168,12 @@ def _make_handler(litellm):
 
         def embedding(self, model, input, model_response, *args, **kwargs):
             name = _lab_name(model)
+            offline = offline_model(name)  # the Embedder's model object: the same vectors
             texts = [input] if isinstance(input, str) else list(input)
             model_response.model = name
             model_response.data = [
                 {"object": "embedding", "index": i, "embedding": list(vector)}
-                for i, vector in enumerate(offline_vectors(texts, name))
+                for i, vector in enumerate(offline.embed_documents(texts))
             ]
             return model_response
 

@@ -5,11 +5,15 @@ from __future__ import annotations
 import pytest
 
 from config import OFFLINE_EMBED_MODEL, TOY_EMBED_MODEL
+from conftest import NOW
+from embedding_helpers import Embedder
 from embeddings import registry
 from embeddings.hashed_words import HashedWords
 from embeddings.hybrid import LEXICAL, MIX, Hybrid
 from embeddings.minilm import MiniLM
-from embeddings.registry import offline_model
+from embeddings.model import OfflineModel
+from embeddings.registry import Entry, offline_model
+from memory_store import MemoryStore
 
 
 @pytest.mark.parametrize(
@@ -88,3 +92,22 @@ def test_an_unknown_offline_name_lists_the_offline_models(name):
     )
     with pytest.raises(ValueError, match=listing):
         offline_model(name)
+
+
+class Letters(OfflineModel):
+    """A made-up model: how often a, b and c occur in a text."""
+
+    name, dimensions = "memorylab/letters", 3
+
+    def embed_documents(self, texts, truncated=None):
+        return [tuple(float(text.count(c)) for c in "abc") for text in texts]
+
+
+def test_a_new_offline_model_is_one_class_and_one_registry_line(monkeypatch):
+    line = Entry("memorylab/letters", "letters", Letters)
+    monkeypatch.setattr(registry, "MODELS", (*registry.MODELS, line))
+    embedder, store = Embedder("memorylab/letters"), MemoryStore()
+    memory = embedder.remember(store, "abba", now=NOW)
+    assert memory.embedding_model == "memorylab/letters"
+    assert tuple(memory.embedding) == (2.0, 2.0, 0.0)
+    assert embedder.query(store, "cab") == (1.0, 1.0, 1.0)
