@@ -39,7 +39,6 @@ from collections.abc import Sequence
 from base.redaction import redact, redact_data
 from base.validation import check_memory_text, check_text
 from embeddings import minilm
-from embeddings.hashed_words import offline_embedding  # noqa: F401  (the toy, re-exported)
 from embeddings.registry import offline_model
 from memory_store import Memory, MemoryStore, check_store
 

@@ -68,23 +68,3 @@ class HashedWords(OfflineModel):
         # hashlib, not hash(): Python salts hash() per process, and vectors must not change
         digest = hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest()
         return int.from_bytes(digest, "big") % self.dimensions
-
-
-OFFLINE_PREFIX = "memorylab/hashed-bow-"
-
-
-def offline_embedding(text: str, model: str = OFFLINE_PREFIX + "384") -> tuple[float, ...]:
-    """The hashed bag-of-words vector of `text`: unit length, or all zeros if no words."""
-    return HashedWords(offline_dimensions(model)).vector(text)
-
-
-def offline_dimensions(model: str) -> int:
-    """384 for 'memorylab/hashed-bow-384'; any size from 8 to 65536 may be asked for."""
-    size = model[len(OFFLINE_PREFIX) :] if model.startswith(OFFLINE_PREFIX) else ""
-    canonical = size.isascii() and size.isdigit() and str(int(size)) == size  # no "064"
-    if not canonical or not 8 <= int(size) <= 65536:
-        raise ValueError(
-            f"unknown offline embedding model {model!r}: expected {OFFLINE_PREFIX}N "
-            "with N from 8 to 65536, e.g. memorylab/hashed-bow-384"
-        )
-    return int(size)

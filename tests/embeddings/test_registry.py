@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import ast
+import re
+from pathlib import Path
+
 import pytest
 
-from config import OFFLINE_EMBED_MODEL, TOY_EMBED_MODEL
+from config import OFFLINE_CHAT_MODEL, OFFLINE_EMBED_MODEL, PROVIDER, TOY_EMBED_MODEL
 from conftest import NOW
 from embedding_helpers import Embedder
 from embeddings import registry
@@ -111,3 +115,118 @@ def test_a_new_offline_model_is_one_class_and_one_registry_line(monkeypatch):
     assert memory.embedding_model == "memorylab/letters"
     assert tuple(memory.embedding) == (2.0, 2.0, 0.0)
     assert embedder.query(store, "cab") == (1.0, 1.0, 1.0)
+
+
+# --- nobody else reads a name ----------------------------------------------------------------
+#
+# Outside code/embeddings/ a model name is only ever passed along whole. The rule, checked on
+# code/, tools/ and benchmarks/ with ast (docstrings and comments are prose, and free):
+#   - a string that mentions the provider is a whole name the registry knows, or the offline
+#     chat model's, or (in config.py) the provider itself: no prefix like "memorylab/" or
+#     "memorylab/hashed-bow-", whole or as a piece of an f-string;
+#   - no string method (startswith, split, removeprefix, ...) is called with the provider,
+#     except by config.is_offline, the one test of a name's provider (config.py stands under
+#     embeddings/, so it cannot ask the registry).
+
+ROOT = Path(__file__).resolve().parents[2]
+CODE = ROOT / "code"
+NAME = re.compile(rf"{PROVIDER}/[\w.-]*")  # "memorylab-pg" and the like are no model names
+STRING_METHODS = {"startswith", "endswith", "removeprefix", "removesuffix", "split", "rsplit"}
+STRING_METHODS |= {"partition", "rpartition", "find", "rfind", "index", "rindex", "replace"}
+
+
+def scanned_files() -> list[Path]:
+    files = [*CODE.rglob("*.py"), *(ROOT / "tools").rglob("*.py")]
+    files += (ROOT / "benchmarks").rglob("*.py")
+    return sorted(p for p in files if (CODE / "embeddings") not in p.parents)
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    found = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+            value = body[0].value
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                found.add(id(value))
+    return found
+
+
+def _mentions_provider(node: ast.AST) -> bool:
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
+            if PROVIDER in inner.value:
+                return True
+        if isinstance(inner, ast.Name | ast.Attribute):
+            if (inner.id if isinstance(inner, ast.Name) else inner.attr) == "PROVIDER":
+                return True
+    return False
+
+
+def _whole_name(name: str, in_config: bool) -> bool:
+    if name == OFFLINE_CHAT_MODEL or (in_config and name == PROVIDER):
+        return True
+    try:
+        return offline_model(name) is not None
+    except ValueError:
+        return False
+
+
+def name_parsing(source: str, path: str) -> list[str]:
+    """Where `source` reads a model name instead of passing it whole: 'path:line what'."""
+    tree = ast.parse(source, path)
+    docstrings, in_config = _docstrings(tree), Path(path).name == "config.py"
+    allowed = set()  # the nodes inside config.is_offline
+    for node in ast.walk(tree):
+        if in_config and isinstance(node, ast.FunctionDef) and node.name == "is_offline":
+            allowed |= {id(inner) for inner in ast.walk(node)}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if id(node) in docstrings:
+                continue
+            for name in NAME.findall(node.value):
+                if not _whole_name(name, in_config):
+                    found.append(f"{path}:{node.lineno} the string {node.value!r}")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            arguments = [*node.args, *(k.value for k in node.keywords)]
+            if node.func.attr in STRING_METHODS and id(node) not in allowed:
+                if any(_mentions_provider(a) for a in arguments):
+                    found.append(f"{path}:{node.lineno} .{node.func.attr}() with the provider")
+    return found
+
+
+def test_no_module_outside_embeddings_reads_a_model_name():
+    files = scanned_files()
+    assert CODE / "embedding_helpers.py" in files and CODE / "llm" / "gateway.py" in files
+    assert not any("embeddings" in p.relative_to(ROOT).parts[:2] for p in files)
+    found = [f for p in files for f in name_parsing(p.read_text("utf-8"), str(p.relative_to(ROOT)))]
+    assert not found, "ask embeddings/registry.py instead:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [
+        'model.startswith("memorylab/")',
+        'name[len("memorylab/hashed-bow-") :]',
+        'f"memorylab/hashed-bow-{size}"',
+        "model.split(PROVIDER + '/')",
+        'model.removeprefix(f"{config.PROVIDER}/")',
+        'help="an offline model, memorylab/minilm-bow-N"',
+    ],
+)
+def test_the_scan_catches_a_planted_parse(planted):
+    assert name_parsing(f"x = {planted}\n", "code/planted.py")
+
+
+@pytest.mark.parametrize(
+    "passed_whole",
+    [
+        'Embedder("memorylab/hashed-bow-384")',
+        'CHAT_MODEL = "memorylab/offline-chat"',
+        'f"{PROVIDER}/{model}"',  # putting a name together is not reading one
+        'def f():\n    """memorylab/minilm-bow-N, in prose."""',
+    ],
+)
+def test_the_scan_lets_a_whole_name_pass(passed_whole):
+    assert name_parsing(f"{passed_whole}\n", "code/planted.py") == []
