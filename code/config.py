@@ -51,6 +51,7 @@ from pathlib import Path
 from base.defaults import DECAY_RATE, TOP_K, WEIGHTS
 from base.validation import Weights
 
+PROVIDER = "memorylab"  # litellm's name for the lab's own local models (llm/gateway.py)
 OFFLINE_CHAT_MODEL = "memorylab/offline-chat"
 # all-MiniLM-L6-v2 in numpy joined with 256 hashed words (embeddings/hybrid.py)
 OFFLINE_EMBED_MODEL = "memorylab/minilm-bow-256"
@@ -95,9 +96,17 @@ class Settings:
     @property
     def offline(self) -> bool:
         """True when neither model needs a network or a key."""
-        return self.chat_model.startswith("memorylab/") and self.embed_model.startswith(
-            "memorylab/"
-        )
+        return is_offline(self.chat_model) and is_offline(self.embed_model)
+
+
+def is_offline(model: str) -> bool:
+    """True for the lab's own local models, those of the "memorylab" provider.
+
+    is_offline("memorylab/offline-chat") -> True; is_offline("gpt-4o-mini") -> False.
+    The one test of a name's provider: which offline embedding model a name means is
+    embeddings/registry.py's to say (config.py stands below it and never needs to know).
+    """
+    return model.startswith(PROVIDER + "/")
 
 
 def load_settings(environ: Mapping[str, str] | None = None) -> Settings:

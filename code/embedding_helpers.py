@@ -11,9 +11,10 @@ memories came from another model.
     query = embedder.query(store, "which API should I default to?")
     retrieve(store, query, now=now, k=3)
 
-The offline models need no network, no key and no download:
+The offline models need no network, no key and no download (embeddings/registry.py
+turns each name into its model object):
 
-    memorylab/minilm-bow-384   the default: the real sentence-embedding model
+    memorylab/minilm-bow-256   the default: the real sentence-embedding model
                                all-MiniLM-L6-v2 (run in numpy, embeddings/minilm.py) joined with
                                a bag of words, so one cosine mixes meaning and shared
                                words (hybrid search, embeddings/hybrid.py). A query's
@@ -37,9 +38,8 @@ from collections.abc import Sequence
 
 from base.redaction import redact, redact_data
 from base.validation import check_memory_text, check_text
-from embeddings import hybrid, minilm
-from embeddings.hashed_words import offline_embedding  # noqa: F401  (the toy, re-exported)
-from embeddings.hybrid import check_offline_model, offline_vectors
+from embeddings import minilm
+from embeddings.registry import offline_model
 from memory_store import Memory, MemoryStore, check_store
 
 REEMBED_COMMAND = "python code/run.py reembed"  # re-embeds a store file with today's model
@@ -51,8 +51,11 @@ class Embedder:
     Inputs:
         model: any litellm embedding model, or an offline one: memorylab/minilm-bow-N
             (the hybrid), memorylab/minilm-l6-v2 or memorylab/hashed-bow-N. None reads
-            MEMORY_LAB_EMBED_MODEL (default memorylab/minilm-bow-384).
+            MEMORY_LAB_EMBED_MODEL (default memorylab/minilm-bow-256).
         api_base, timeout: passed to litellm for real models.
+
+    embedder.offline_model is the offline model object (embeddings/registry.py), or None
+    for a real model.
     """
 
     def __init__(self, model: str | None = None, api_base: str | None = None, timeout=None):
@@ -64,8 +67,7 @@ class Embedder:
             api_base = settings.api_base if api_base is None else api_base
             timeout = settings.timeout if timeout is None else timeout
         check_text(model, "model")
-        if model.startswith("memorylab/"):
-            check_offline_model(model)  # fail now, not at the first embed
+        self.offline_model = offline_model(model)  # a bad offline name fails now, not later
         self.model, self.api_base, self.timeout = model, api_base, timeout
         self.truncated: list[int] = []  # indexes of the last call's texts cut at 256 tokens
 
@@ -78,11 +80,11 @@ class Embedder:
         self.truncated = []
         if not texts:
             return []
-        if self.model.startswith("memorylab/"):
+        if self.offline_model is not None:
             # The offline models run here rather than through litellm (seconds to import).
-            # llm/gateway.py registers the very same functions with litellm, and a test
+            # llm/gateway.py registers the very same model objects with litellm, and a test
             # checks that both paths agree.
-            return offline_vectors(texts, self.model, self.truncated)
+            return self.offline_model.embed_documents(texts, self.truncated)
         from llm.gateway import embed  # imports litellm: only for a real model
 
         return embed(self.model, texts, api_base=self.api_base, timeout=self.timeout)
@@ -93,7 +95,8 @@ class Embedder:
     def query(self, store: MemoryStore, text: str) -> tuple[float, ...]:
         """Embed a query for `store`, refusing if the store was filled by another model.
 
-        For the hybrid model the query's words are weighted by their rarity in `store`.
+        For the hybrid model the query's words are weighted by their rarity in `store`
+        (the model's query_context: embeddings/hybrid.py).
         """
         check_store(store).check_model(self.model, what=f"the query {text!r}")
         return self.queries(store, [text])[0]
@@ -102,12 +105,13 @@ class Embedder:
         """Embed several queries for `store` in one call (as query() does each)."""
         check_store(store)
         texts = _check_texts(texts)
-        if not hybrid.is_hybrid(self.model):
-            return self.embed(texts)
+        if self.offline_model is None:
+            return self.embed(texts)  # a real model embeds queries as it embeds memories
         self.truncated = []
-        dims = hybrid.lexical_dimensions(self.model)
-        frequencies = hybrid.frequencies_for(store, dims)
-        return hybrid.query_vectors(texts, self.model, frequencies, truncated=self.truncated)
+        if not texts:
+            return []
+        context = self.offline_model.query_context(store)  # the hybrid: word rarities
+        return self.offline_model.embed_queries(texts, context, self.truncated)
 
     def memory(
         self,

@@ -8,7 +8,7 @@ import re
 import pytest
 
 import config
-from config import OFFLINE_CHAT_MODEL, OFFLINE_EMBED_MODEL, Settings, load_settings
+from config import OFFLINE_CHAT_MODEL, OFFLINE_EMBED_MODEL, Settings, is_offline, load_settings
 
 
 @pytest.fixture
@@ -89,6 +89,22 @@ def test_top_k_is_an_int():
 )
 def test_offline_only_while_both_models_are_memorylab_ones(variable, model, offline):
     assert load_settings({"MEMORY_LAB_" + variable: model}).offline is offline
+
+
+@pytest.mark.parametrize(
+    ("model", "offline"),
+    [
+        (OFFLINE_CHAT_MODEL, True),
+        (OFFLINE_EMBED_MODEL, True),
+        ("memorylab/anything", True),  # the provider's: which model it is, the registry says
+        ("gpt-4o-mini", False),
+        ("ollama/memorylab", False),
+        ("memorylab", False),  # no model after the provider
+        ("memorylab-x/hashed-bow-384", False),
+    ],
+)
+def test_is_offline_is_true_for_the_labs_own_provider_only(model, offline):
+    assert is_offline(model) is offline
 
 
 # --- bad values -------------------------------------------------------------------------

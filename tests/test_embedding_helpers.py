@@ -15,8 +15,8 @@ import pytest
 from base.text import tokenize
 from conftest import HOUR, NOW
 from embedding_helpers import Embedder
-from embeddings.hashed_words import offline_dimensions, offline_embedding
-from embeddings.hybrid import offline_vectors
+from embeddings.hashed_words import HashedWords
+from embeddings.registry import offline_model
 from llm import gateway
 from memory_store import EmbeddingModelMismatch, Memory, MemoryStore
 from retriever import retrieve
@@ -59,61 +59,48 @@ def test_tokenize_rejects_non_strings(text):
         tokenize(text)
 
 
-# --- offline_embedding ------------------------------------------------------------------
+# --- the offline toy: hashed words -------------------------------------------------------
+
+toy = HashedWords(384).embed_query  # the toy, memorylab/hashed-bow-384
 
 
-def test_offline_embedding_is_the_same_on_every_call():
-    np.testing.assert_array_equal(offline_embedding(GROQ), offline_embedding(GROQ))
+def test_hashed_words_is_the_same_on_every_call():
+    np.testing.assert_array_equal(toy(GROQ), toy(GROQ))
 
 
 @pytest.mark.slow
-def test_offline_embedding_is_the_same_in_other_processes_whatever_the_hash_seed():
+def test_hashed_words_is_the_same_in_other_processes_whatever_the_hash_seed():
     script = (
-        "import json; from embedding_helpers import offline_embedding; "
-        f"print(json.dumps(offline_embedding({GROQ!r})))"
+        "import json; from embeddings.hashed_words import HashedWords; "
+        f"print(json.dumps(HashedWords(384).embed_query({GROQ!r})))"
     )
     for seed in ["1", "2"]:
         env = os.environ | {"PYTHONHASHSEED": seed, "PYTHONPATH": str(CODE_DIR)}
         result = subprocess.run(
             [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
         )
-        np.testing.assert_array_equal(json.loads(result.stdout), offline_embedding(GROQ))
+        np.testing.assert_array_equal(json.loads(result.stdout), toy(GROQ))
 
 
 @pytest.mark.parametrize("text", [GROQ, QUERY, "brushed teeth", "hi there"])
-def test_offline_embedding_has_unit_length(text):
-    assert np.linalg.norm(offline_embedding(text)) == pytest.approx(1.0)
+def test_hashed_words_has_unit_length(text):
+    assert np.linalg.norm(toy(text)) == pytest.approx(1.0)
 
 
 @pytest.mark.parametrize("text", ["", "  ?! "])
-def test_offline_embedding_of_text_without_words_is_all_zeros(text):
-    np.testing.assert_array_equal(offline_embedding(text), np.zeros(384))
+def test_hashed_words_of_text_without_words_is_all_zeros(text):
+    np.testing.assert_array_equal(toy(text), np.zeros(384))
 
 
-def test_offline_embedding_has_384_values_by_default_and_others_on_request():
-    assert len(offline_embedding(GROQ)) == 384
-    assert len(offline_embedding(GROQ, "memorylab/hashed-bow-64")) == 64
+def test_hashed_words_has_384_values_by_default_and_others_on_request():
+    assert len(toy(GROQ)) == 384
+    assert len(HashedWords(64).embed_query(GROQ)) == 64
 
 
 @pytest.mark.parametrize(("model", "dims"), [("memorylab/hashed-bow-64", 64)])
-def test_offline_dimensions_reads_the_size_from_the_name(model, dims):
-    assert offline_dimensions(model) == dims
-
-
-@pytest.mark.parametrize(
-    "model",
-    [
-        "memorylab/hashed-bow-4",
-        "memorylab/hashed-bow-",
-        "memorylab/hashed-bow-064",  # one model, one name: no leading zeros
-        "memorylab/hashed-bow-\u00b2",
-        "memorylab/foo",
-        "gpt-4o",
-    ],
-)
-def test_offline_dimensions_rejects_unknown_offline_models(model):
-    with pytest.raises(ValueError, match="unknown offline embedding model"):
-        offline_dimensions(model)
+def test_the_registry_reads_the_size_from_the_name(model, dims):
+    assert offline_model(model).dimensions == dims
+    assert len(Embedder(model).embed_one(GROQ)) == dims
 
 
 # --- the key behaviour: the right memory is the most relevant ---------------------------
@@ -121,9 +108,9 @@ def test_offline_dimensions_rejects_unknown_offline_models(model):
 
 @pytest.mark.parametrize("unrelated", UNRELATED)
 def test_query_is_more_similar_to_the_groq_memory_than_to_an_unrelated_one(unrelated):
-    query = offline_embedding(QUERY)
-    groq = relevance_score(query, offline_embedding(GROQ))
-    assert groq > relevance_score(query, offline_embedding(unrelated))
+    query = toy(QUERY)
+    groq = relevance_score(query, toy(GROQ))
+    assert groq > relevance_score(query, toy(unrelated))
 
 
 def test_retrieve_puts_the_groq_memory_first_when_recency_and_importance_are_equal():
@@ -145,7 +132,10 @@ def test_embedder_defaults_to_the_offline_model_without_calling_litellm(monkeypa
     embedder = Embedder()
     assert embedder.model == "memorylab/minilm-bow-256"
     np.testing.assert_allclose(
-        embedder.embed_one(GROQ), offline_vectors([GROQ], embedder.model)[0], atol=1e-12
+        embedder.embed_one(GROQ),
+        offline_model(embedder.model).embed_documents([GROQ])[0],
+        rtol=0,
+        atol=0,
     )
 
 
@@ -162,7 +152,17 @@ def test_embed_rejects_anything_but_a_list_of_strings(texts, message):
         Embedder().embed(texts)
 
 
-@pytest.mark.parametrize("model", ["memorylab/hashed-bow-4", "memorylab/foo"])
+@pytest.mark.parametrize(
+    "model",
+    [
+        "memorylab/hashed-bow-4",
+        "memorylab/hashed-bow-",
+        "memorylab/hashed-bow-064",  # one model, one name: no leading zeros
+        "memorylab/hashed-bow-\u00b2",
+        "memorylab/foo",
+        "memorylab/offline-chat",  # a chat model, not an embedding model
+    ],
+)
 def test_an_unknown_offline_model_is_rejected_when_the_embedder_is_made(model):
     with pytest.raises(ValueError, match="unknown offline embedding model"):
         Embedder(model)
@@ -173,7 +173,7 @@ def test_embedder_memory_is_stamped_with_its_model():
     memory = embedder.memory("m1", GROQ, kind="semantic", importance=7, now=NOW)
     assert memory.embedding_model == "memorylab/hashed-bow-64"
     assert (memory.created_at, memory.last_accessed) == pytest.approx((NOW, NOW))
-    np.testing.assert_allclose(memory.embedding, offline_embedding(GROQ, embedder.model))
+    np.testing.assert_allclose(memory.embedding, HashedWords(64).embed_query(GROQ))
 
 
 def test_embedder_remember_adds_memories_with_ids_m1_m2():
@@ -225,9 +225,9 @@ def test_a_real_model_takes_api_base_and_timeout_from_the_settings(monkeypatch):
 
 
 @pytest.mark.slow
-def test_litellm_path_gives_the_same_vector_as_offline_embedding():
+def test_litellm_path_gives_the_same_vector_as_the_model_object():
     [vector] = gateway.embed("memorylab/hashed-bow-384", ["Groq API"])
-    np.testing.assert_allclose(vector, offline_embedding("Groq API"), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(vector, toy("Groq API"), rtol=0, atol=1e-12)
 
 
 def fake_litellm(monkeypatch, embedding):

@@ -25,9 +25,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "code"))
 
+from config import OFFLINE_EMBED_MODEL, TOY_EMBED_MODEL  # noqa: E402
 from embedding_helpers import Embedder  # noqa: E402
 from embeddings import hybrid, minilm  # noqa: E402
-from embeddings.hashed_words import offline_embedding  # noqa: E402
+from embeddings.hashed_words import HashedWords  # noqa: E402
+from embeddings.minilm import MiniLM  # noqa: E402
 from evaluation.cli import DEFAULT_DATA  # noqa: E402
 from evaluation.dataset import EvalSet, load_dataset  # noqa: E402
 from evaluation.metrics import evaluate  # noqa: E402
@@ -60,19 +62,14 @@ def grid(semantic_set: EvalSet) -> dict[tuple[float, int], float]:
     semantic = queries @ memories.T
     results = {}
     for size in SIZES:
-        model = f"{hybrid.HYBRID_PREFIX}{size}"
-        lexical = np.array([offline_embedding(t, f"memorylab/hashed-bow-{size}") for t in texts])
+        words = HashedWords(size)
+        lexical = np.array([words.vector(t) for t in texts])
         frequencies = hybrid.DocumentFrequencies(size)
         frequencies.counts = list((lexical > 0).sum(axis=0))
         frequencies.seen = {str(i): (None, ()) for i in range(len(texts))}
-        q_lex = np.array(
-            [
-                v[minilm.DIMENSIONS :]
-                for v in hybrid.query_vectors(
-                    [q.text for q in tune.questions], model, frequencies, mix=0.0
-                )
-            ]
-        )
+        words_only = hybrid.Hybrid(MiniLM(), words, mix=0.0)  # the query's lexical half alone
+        queries = words_only.embed_queries([q.text for q in tune.questions], frequencies)
+        q_lex = np.array([v[minilm.DIMENSIONS :] for v in queries])
         words = q_lex @ lexical.T
         for a in MIXES:
             relevance = a * semantic + (1 - a) * words
@@ -82,7 +79,7 @@ def grid(semantic_set: EvalSet) -> dict[tuple[float, int], float]:
 
 
 def main() -> int:
-    semantic_set = load_dataset(DEFAULT_DATA, Embedder(minilm.MODEL_NAME))
+    semantic_set = load_dataset(DEFAULT_DATA, Embedder(MiniLM().name))
     results = grid(semantic_set)
     print("tuning half, MRR of relevance alone (rows: a, columns: lexical dimensions)")
     print("   a " + "".join(f"{n:>7}" for n in SIZES))
@@ -95,11 +92,16 @@ def main() -> int:
     print(f"meaning alone (a = 1): MRR {results[(1.0, SIZES[0])]:.3f}")
     print(f"best hybrid: a = {best[0]}, N = {best[1]} (MRR {results[best]:.3f}); shipped: "
           f"a = {hybrid.MIX}, N = {hybrid.LEXICAL}\n")  # fmt: skip
-    models = ["memorylab/hashed-bow-384", minilm.MODEL_NAME, hybrid.DEFAULT_MODEL]
+    columns = {
+        "hashed words": TOY_EMBED_MODEL,
+        "MiniLM": MiniLM().name,
+        "hybrid": OFFLINE_EMBED_MODEL,
+    }
+    models = list(columns.values())
     sets = {m: split(load_dataset(DEFAULT_DATA, Embedder(m)))[1] for m in models}
     names = [n for n in STRATEGIES if n != "bm25"]
     print("held-out half, MRR (R@5 in brackets)")
-    print(f"{'strategy':<20}" + "".join(f"{m.split('/')[1]:>22}" for m in models))
+    print(f"{'strategy':<20}" + "".join(f"{column:>22}" for column in columns))
     for name in names:
         cells = []
         for m in models:

@@ -24,7 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from config import IN_MEMORY, load_settings
-from embeddings.hybrid import offline_vectors
+from embeddings.registry import offline_model
 from storage.rows import FIELDS, snapshot, to_columns
 from storage.sqlite_file import connect
 from storage.sqlite_store import PersistentMemoryStore, StoreFileError
@@ -39,8 +39,9 @@ def reembed(path, user_id: str, model: str, api_base=None, timeout: float = 60.0
     if not memories:
         return 0
     texts = [m.text for m in memories]
-    if model.startswith("memorylab/"):
-        vectors = offline_vectors(texts, model)
+    offline = offline_model(model)  # None: a real model, through litellm
+    if offline is not None:
+        vectors = offline.embed_documents(texts)
     else:
         from llm.gateway import embed
 

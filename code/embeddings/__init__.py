@@ -1,10 +1,15 @@
-"""Offline embedding models and what deserves an embedding.
+"""Offline embedding models as objects, looked up by name, and what deserves an embedding.
 
-    hashed_words.py   the word toy: a hashed bag of words (memorylab/hashed-bow-384)
-    minilm.py         all-MiniLM-L6-v2 in numpy: a real sentence-embedding model
-    hybrid.py         the default: MiniLM and hashed words in one vector
+    registry.py       a model's name read once: offline_model("memorylab/minilm-bow-256")
+                      -> Hybrid(MiniLM(), HashedWords(256), mix=0.9); None for a real model
+    model.py          what every offline model has: name, dimensions, embed_documents,
+                      query_context and embed_queries
+    hashed_words.py   the word toy: a hashed bag of words, HashedWords(384)
+    minilm.py         all-MiniLM-L6-v2 in numpy, MiniLM(): a real sentence-embedding model
+    hybrid.py         the default, Hybrid(semantic, lexical, mix): MiniLM and hashed words in
+                      one vector, a query's words weighted by their rarity in the store
     worth_embedding.py which texts deserve a memory (the chat's write-back follows it)
 
-Stands on base/ and memory_store.py. Importing it is cheap: minilm.py loads numpy and its
-weights on the first embedding. Real models are reached through llm/gateway.py.
+Stands on base/, memory_store.py and config.py. Importing it is cheap: minilm.py loads numpy
+and its weights on the first embedding. Real models are reached through llm/gateway.py.
 """

@@ -6,7 +6,7 @@ length 1. Two texts are similar exactly when they share words. It needs no netwo
 no download and always gives the same vector, but it knows no synonyms: "car" and
 "automobile" are unrelated to it.
 
-    offline_embedding("Groq API")  -> 384 floats, two of them 0.7071..., the rest 0.0
+    HashedWords(384).embed_query("Groq API")  -> 384 floats, two of them 0.7071..., the rest 0.0
 
 Deliberately left out: meaning. A real model (MEMORY_LAB_EMBED_MODEL, see config.py)
 captures it; this one captures overlap.
@@ -16,34 +16,55 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Sequence
 
 from base.text import tokenize
+from embeddings.model import OfflineModel, Vector
 
-OFFLINE_PREFIX = "memorylab/hashed-bow-"
+SIZES = range(8, 65536 + 1)  # the dimensions a hashed bag of words may have
 
 
-def offline_embedding(text: str, model: str = OFFLINE_PREFIX + "384") -> tuple[float, ...]:
-    """The hashed bag-of-words vector of `text`: unit length, or all zeros if no words.
+class HashedWords(OfflineModel):
+    """A hashed bag of words of `dims` positions; queries and memories are embedded alike.
 
-    offline_embedding("Groq API")  -> 384 floats, two of them 0.7071..., the rest 0.0
+        words = HashedWords(384)
+        words.name                                   -> 'memorylab/hashed-bow-384'
+        words.embed_documents(["Groq API", "?"])     -> [two 0.7071... and 382 zeros, 384 zeros]
+
+    A text with no word at all ("?") has the zero vector: it is similar to nothing.
     """
-    dims = offline_dimensions(model)
-    vector = [0.0] * dims
-    for word in tokenize(text):
+
+    def __init__(self, dims: int = 384):
+        if isinstance(dims, bool) or not isinstance(dims, int) or dims not in SIZES:
+            raise ValueError(
+                f"a hashed bag of words has from {SIZES[0]} to {SIZES[-1]} dimensions, got {dims!r}"
+            )
+        self.dimensions = dims
+        self.name = f"memorylab/hashed-bow-{dims}"
+
+    def __repr__(self) -> str:
+        return f"HashedWords({self.dimensions})"
+
+    def embed_documents(self, texts: Sequence[str], truncated: list | None = None) -> list[Vector]:
+        return [self.vector(text) for text in texts]  # never cut: `truncated` stays as it is
+
+    def vector(self, text: str) -> Vector:
+        """The unit-length bag of words of `text`, or all zeros if it has no words."""
+        vector = [0.0] * self.dimensions
+        for word in tokenize(text):
+            vector[self._bucket(word)] += 1.0
+        norm = math.sqrt(sum(x * x for x in vector))
+        return tuple(x / norm for x in vector) if norm else tuple(vector)
+
+    def position(self, word: str) -> int:
+        """Where vector(word) puts `word`: the lowest position the one-word text fills, 0 if none.
+
+        subtle: `word` is split again, as any text is, so a token that stems again lands
+        where its second stem does ("meeting" -> "meet"), not where it does in a memory.
+        """
+        return min((self._bucket(w) for w in tokenize(word)), default=0)
+
+    def _bucket(self, token: str) -> int:
         # hashlib, not hash(): Python salts hash() per process, and vectors must not change
-        digest = hashlib.blake2b(word.encode("utf-8"), digest_size=8).digest()
-        vector[int.from_bytes(digest, "big") % dims] += 1.0
-    norm = math.sqrt(sum(x * x for x in vector))
-    return tuple(x / norm for x in vector) if norm else tuple(vector)
-
-
-def offline_dimensions(model: str) -> int:
-    """384 for 'memorylab/hashed-bow-384'; any size from 8 to 65536 may be asked for."""
-    size = model[len(OFFLINE_PREFIX) :] if model.startswith(OFFLINE_PREFIX) else ""
-    canonical = size.isascii() and size.isdigit() and str(int(size)) == size  # no "064"
-    if not canonical or not 8 <= int(size) <= 65536:
-        raise ValueError(
-            f"unknown offline embedding model {model!r}: expected {OFFLINE_PREFIX}N "
-            "with N from 8 to 65536, e.g. memorylab/hashed-bow-384"
-        )
-    return int(size)
+        digest = hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest()
+        return int.from_bytes(digest, "big") % self.dimensions

@@ -26,6 +26,9 @@ sqrt(a) * semantic similarity, the same ranking as meaning alone.
 
     MIX = 0.9, the tuned a; LEXICAL = 256, the tuned N (docs/evaluation.md)
 
+The query side needs the store, and says so: `hybrid.query_context(store)` gives the
+store's DocumentFrequencies, and `hybrid.embed_queries(texts, frequencies)` uses them.
+
 Deliberately left out: a second index or rank fusion; one vector keeps every strategy,
 the SQLite store and pgvector unchanged.
 """
@@ -38,78 +41,95 @@ from collections.abc import Iterable, Sequence
 
 from base.text import tokenize
 from embeddings import minilm
-from embeddings.hashed_words import OFFLINE_PREFIX, offline_dimensions, offline_embedding
+from embeddings.hashed_words import HashedWords
+from embeddings.minilm import MiniLM
+from embeddings.model import OfflineModel, Vector
 
-HYBRID_PREFIX = "memorylab/minilm-bow-"
 MIX = 0.9  # a: the semantic share of the cosine, tuned on half of data/eval (docs/evaluation.md)
 LEXICAL = 256  # N: the lexical half's dimensions, tuned likewise
-DEFAULT_MODEL = f"{HYBRID_PREFIX}{LEXICAL}"
 MAX_DIMENSIONS = 2000  # pgvector's HNSW limit (DESIGN.md)
 
 
-def is_hybrid(model: str) -> bool:
-    return model.startswith(HYBRID_PREFIX)
+class Hybrid(OfflineModel):
+    """Meaning and words in one vector: cosine = mix * semantic + (1 - mix) * lexical.
 
+        hybrid = Hybrid(MiniLM(), HashedWords(256), mix=0.9)
+        hybrid.name, hybrid.dimensions         -> ('memorylab/minilm-bow-256', 640)
+        hybrid.embed_documents(["I live in Lisbon"])    -> [640 floats]: plain word counts
+        frequencies = hybrid.query_context(store)       # how many memories have each word
+        hybrid.embed_query("Where do I live?", frequencies)  -> 640 floats: rare words weigh more
 
-def lexical_dimensions(model: str) -> int:
-    """N of memorylab/minilm-bow-N, from 8 to 2000 - 384; a clear error otherwise."""
-    size = model[len(HYBRID_PREFIX) :] if is_hybrid(model) else ""
-    try:
-        dims = offline_dimensions(OFFLINE_PREFIX + size)
-    except ValueError:
-        dims = 0
-    if not 8 <= dims <= MAX_DIMENSIONS - minilm.DIMENSIONS:
-        raise ValueError(
-            f"unknown offline embedding model {model!r}: expected {HYBRID_PREFIX}N with N "
-            f"from 8 to {MAX_DIMENSIONS - minilm.DIMENSIONS}, e.g. {DEFAULT_MODEL}"
-        )
-    return dims
+    semantic is the sentence model (MiniLM(): its embed_array gives float32 rows), lexical
+    the hashed words. Only the tuned mix is named memorylab/minilm-bow-N; another mix is
+    named apart (memorylab/minilm-bow-256-mix-0.5), so its vectors are never taken for
+    the default's.
+    """
 
+    def __init__(self, semantic: MiniLM, lexical: HashedWords, mix: float = MIX):
+        if not 0.0 <= mix <= 1.0:
+            raise ValueError(f"mix (the semantic share of the cosine) must be in [0, 1], got {mix}")
+        dimensions = semantic.dimensions + lexical.dimensions
+        if dimensions > MAX_DIMENSIONS:
+            raise ValueError(
+                f"a hybrid has at most {MAX_DIMENSIONS} dimensions (pgvector's index limit), "
+                f"got {semantic.dimensions} + {lexical.dimensions}"
+            )
+        self.semantic, self.lexical, self.mix = semantic, lexical, mix
+        self.dimensions = dimensions
+        self.name = f"memorylab/minilm-bow-{lexical.dimensions}"
+        if mix != MIX:
+            self.name += f"-mix-{mix:g}"
 
-def memory_vectors(
-    texts: Sequence[str], model: str, mix: float = MIX, truncated: list | None = None
-) -> list[tuple[float, ...]]:
-    """The memory-side vectors of `texts`: plain word counts in the lexical half."""
-    dims = lexical_dimensions(model)
-    semantic = minilm.embed_texts(texts, truncated)
-    s, w = math.sqrt(mix), math.sqrt(1.0 - mix)
-    return [
-        tuple((s * semantic[i]).tolist()) + tuple(w * x for x in offline_embedding(t, _bow(dims)))
-        for i, t in enumerate(texts)
-    ]
+    def __repr__(self) -> str:
+        return f"Hybrid({self.semantic!r}, {self.lexical!r}, mix={self.mix})"
 
+    @property
+    def uses_minilm(self) -> bool:
+        return self.semantic.uses_minilm
 
-def query_vectors(
-    texts: Sequence[str],
-    model: str,
-    frequencies: DocumentFrequencies,
-    mix: float = MIX,
-    truncated: list | None = None,
-) -> list[tuple[float, ...]]:
-    """The query-side vectors of `texts`: each word weighted by its rarity in the store."""
-    dims = lexical_dimensions(model)
-    semantic = minilm.embed_texts(texts, truncated)
-    s, w = math.sqrt(mix), math.sqrt(1.0 - mix)
-    out = []
-    for i, text in enumerate(texts):
-        lexical = [0.0] * dims
-        for word in tokenize(text):
-            position = bucket(word, dims)
-            lexical[position] += frequencies.idf(position)
-        norm = math.sqrt(sum(x * x for x in lexical))
-        scale = w / norm if norm else 0.0
-        out.append(tuple((s * semantic[i]).tolist()) + tuple(scale * x for x in lexical))
-    return out
+    def embed_documents(self, texts: Sequence[str], truncated: list | None = None) -> list[Vector]:
+        """The memory side: plain word counts in the lexical half, so a memory's vector
+        never changes as the store grows."""
+        semantic = self.semantic.embed_array(texts, truncated)  # (N, 384) float32
+        s, w = math.sqrt(self.mix), math.sqrt(1.0 - self.mix)
+        return [
+            tuple((s * semantic[i]).tolist()) + tuple(w * x for x in self.lexical.vector(text))
+            for i, text in enumerate(texts)
+        ]
 
+    def query_context(self, store) -> DocumentFrequencies:
+        """The store's document frequencies, cached with the store and brought up to date."""
+        return frequencies_for(store, self.lexical.dimensions)
 
-def bucket(word: str, dims: int) -> int:
-    """The position of `word` in a hashed bag of `dims` words (as offline_embedding puts it)."""
-    vector = offline_embedding(word, _bow(dims))
-    return next((i for i, x in enumerate(vector) if x), 0)
-
-
-def _bow(dims: int) -> str:
-    return f"{OFFLINE_PREFIX}{dims}"
+    def embed_queries(
+        self,
+        texts: Sequence[str],
+        frequencies: DocumentFrequencies | None = None,
+        truncated: list | None = None,
+    ) -> list[Vector]:
+        """The query side: each word weighted by its rarity in the store (`frequencies`)."""
+        if not isinstance(frequencies, DocumentFrequencies):
+            raise TypeError(
+                "the hybrid weights a query's words by their rarity in the store it searches: "
+                f"pass hybrid.query_context(store), got {type(frequencies).__name__}"
+            )
+        if frequencies.dims != self.lexical.dimensions:
+            raise ValueError(
+                f"document frequencies of {frequencies.dims} positions do not fit "
+                f"{self.name}'s {self.lexical.dimensions}"
+            )
+        semantic = self.semantic.embed_array(texts, truncated)
+        s, w = math.sqrt(self.mix), math.sqrt(1.0 - self.mix)
+        out = []
+        for i, text in enumerate(texts):
+            lexical = [0.0] * self.lexical.dimensions
+            for word in tokenize(text):
+                position = self.lexical.position(word)
+                lexical[position] += frequencies.idf(position)
+            norm = math.sqrt(sum(x * x for x in lexical))
+            scale = w / norm if norm else 0.0
+            out.append(tuple((s * semantic[i]).tolist()) + tuple(scale * x for x in lexical))
+        return out
 
 
 class DocumentFrequencies:
@@ -164,33 +184,3 @@ def frequencies_for(store, dims: int) -> DocumentFrequencies:
         cached = DocumentFrequencies(dims)
         _frequencies[store] = cached
     return cached.update(store)
-
-
-def uses_minilm(model: str) -> bool:
-    """True for the offline models that run MiniLM: the hybrid and MiniLM alone."""
-    return is_hybrid(model) or model == minilm.MODEL_NAME
-
-
-def check_offline_model(model: str) -> None:
-    """Raise a clear ValueError unless `model` names one of the offline embedding models."""
-    if is_hybrid(model):
-        lexical_dimensions(model)
-    elif model != minilm.MODEL_NAME:
-        try:
-            offline_dimensions(model)
-        except ValueError:
-            raise ValueError(
-                f"unknown offline embedding model {model!r}: the offline models are "
-                f"{DEFAULT_MODEL} (the default: meaning and words), "
-                f"{minilm.MODEL_NAME} (meaning) and memorylab/hashed-bow-N (words, N from "
-                "8 to 65536)"
-            ) from None
-
-
-def offline_vectors(texts: list[str], model: str, truncated: list | None = None) -> list:
-    """The vectors of an offline model (memory side), computed in this process."""
-    if is_hybrid(model):
-        return memory_vectors(texts, model, truncated=truncated)
-    if model == minilm.MODEL_NAME:
-        return [tuple(v.tolist()) for v in minilm.embed_texts(texts, truncated)]
-    return [offline_embedding(t, model) for t in texts]

@@ -9,6 +9,7 @@ each, the matrices as float16), made by tools/minilm_weights.py from the officia
 model.safetensors; numpy computes in float32.
 
     embed_texts(["My name is Dana and I live in Lisbon"])  -> float32 array, shape (1, 384)
+    MiniLM().embed_documents(["My name is Dana ..."])      -> [a tuple of 384 floats]
 
 Texts longer than the model's 256 tokens are cut there, as sentence-transformers does;
 `embed_texts(..., truncated=...)` and `token_count` tell a caller so it can say it.
@@ -24,7 +25,10 @@ import hashlib
 import math
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from pathlib import Path
+
+from embeddings.model import OfflineModel, Vector
 
 MODEL_NAME = "memorylab/minilm-l6-v2"
 DIMENSIONS = 384
@@ -42,6 +46,30 @@ _model = None  # the loaded _MiniLM, once
 _CACHE_SIZE = 4096
 _cache: OrderedDict = OrderedDict()  # text -> (its vector, whether it was cut), newest last
 _preloaded: dict[bytes, object] = {}  # sha256 of a text -> its precomputed vector
+
+
+class MiniLM(OfflineModel):
+    """all-MiniLM-L6-v2 as an offline model: meaning only; queries and memories alike.
+
+        MiniLM().name                                         -> 'memorylab/minilm-l6-v2'
+        MiniLM().embed_documents(["I live in Lisbon"])        -> [384 floats, length 1]
+
+    "Which city is my home?" is close to "I live in Lisbon" with no word in common.
+    """
+
+    name = MODEL_NAME
+    dimensions = DIMENSIONS
+    uses_minilm = True
+
+    def __repr__(self) -> str:
+        return "MiniLM()"
+
+    def embed_documents(self, texts: Sequence[str], truncated: list | None = None) -> list[Vector]:
+        return [tuple(v.tolist()) for v in embed_texts(texts, truncated)]
+
+    def embed_array(self, texts: Sequence[str], truncated: list | None = None):
+        """The same vectors as one float32 array, shape (len(texts), 384): embed_texts."""
+        return embed_texts(texts, truncated)
 
 
 def embed_texts(texts, truncated: list | None = None):

@@ -33,7 +33,6 @@ from pathlib import Path
 from base.validation import IMPORTANCE_RANGE, KINDS, time_problem
 from embedding_helpers import Embedder
 from embeddings import minilm
-from embeddings.hybrid import uses_minilm
 from memory_store import Memory, MemoryStore
 from scoring import relevance_score
 
@@ -178,7 +177,8 @@ def load_dataset(source, embedder: Embedder | None = None) -> EvalSet:
     precomputed = (
         Path(source).with_name(Path(source).stem + PRECOMPUTED) if where != "dataset" else None
     )
-    if precomputed is not None and precomputed.is_file() and uses_minilm(embedder.model):
+    offline = embedder.offline_model  # the precomputed vectors are MiniLM's
+    if precomputed is not None and precomputed.is_file() and offline and offline.uses_minilm:
         minilm.preload(precomputed)  # the shipped vectors (tools/eval_embeddings.py)
     vectors = embedder.embed([t["text"] for t in turns])
     store = MemoryStore(embedder.model)

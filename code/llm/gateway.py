@@ -1,8 +1,9 @@
 """Calling models through litellm, and the offline models that stand in for real ones.
 
 Every chat and embedding call in the lab goes through litellm, so the code path is the
-same offline and online. Offline, the models are two small local functions registered
-with litellm as the custom provider "memorylab":
+same offline and online. Offline, the models are local: the offline chat function and the
+offline embedding model objects (embeddings/registry.py), registered with litellm as the
+custom provider "memorylab":
 
     memorylab/offline-chat      a rule-based assistant that answers *only* from the
                                 memories injected into its prompt (llm/offline_chat.py)
@@ -29,10 +30,10 @@ from typing import Any
 
 from base.redaction import redact
 from base.validation import as_vector
-from embeddings.hybrid import offline_vectors
+from config import OFFLINE_CHAT_MODEL, PROVIDER, is_offline
+from embeddings.registry import offline_model
 from llm.offline_chat import offline_reply
 
-PROVIDER = "memorylab"
 _litellm = None  # the module, once imported and set up
 
 
@@ -145,14 +146,14 @@ def _make_handler(litellm):
 
     class MemoryLabModels(litellm.CustomLLM):
         def completion(self, model, messages, *args, **kwargs):
-            name = _model_name(model)
-            if name != "offline-chat":
+            name = _lab_name(model)
+            if name != OFFLINE_CHAT_MODEL:
                 raise ValueError(
                     f"unknown offline chat model {model!r}; the offline chat model is "
-                    f"'{PROVIDER}/offline-chat'"
+                    f"{OFFLINE_CHAT_MODEL!r}"
                 )
             return litellm.ModelResponse(
-                model=f"{PROVIDER}/{name}",
+                model=name,
                 choices=[
                     {
                         "index": 0,
@@ -166,12 +167,13 @@ def _make_handler(litellm):
             return self.completion(model, messages, *args, **kwargs)
 
         def embedding(self, model, input, model_response, *args, **kwargs):
-            name = f"{PROVIDER}/{_model_name(model)}"
+            name = _lab_name(model)
+            offline = offline_model(name)  # the Embedder's model object: the same vectors
             texts = [input] if isinstance(input, str) else list(input)
             model_response.model = name
             model_response.data = [
                 {"object": "embedding", "index": i, "embedding": list(vector)}
-                for i, vector in enumerate(offline_vectors(texts, name))
+                for i, vector in enumerate(offline.embed_documents(texts))
             ]
             return model_response
 
@@ -181,6 +183,6 @@ def _make_handler(litellm):
     return MemoryLabModels()
 
 
-def _model_name(model: str) -> str:
-    # litellm hands the handler either "offline-chat" or "memorylab/offline-chat"
-    return model.split("/", 1)[1] if model.startswith(PROVIDER + "/") else model
+def _lab_name(model: str) -> str:
+    """The full name: litellm hands the handler "offline-chat" (its provider taken off)."""
+    return model if is_offline(model) else f"{PROVIDER}/{model}"

@@ -406,12 +406,12 @@ def choose_model(model: str | None, offline: bool):
     """(model name or None for the offline checklist, settings) from --model and the config."""
     if offline:
         return None, None
-    from config import load_settings
+    from config import is_offline, load_settings
 
     settings = load_settings()
     chosen = model or settings.chat_model
     # Only the chat model matters here: the offline chat model cannot judge an answer.
-    return (None if chosen.startswith("memorylab/") else chosen), settings
+    return (None if is_offline(chosen) else chosen), settings
 
 
 def run(

@@ -8,16 +8,20 @@ import numpy as np
 import pytest
 
 from base.text import tokenize
+from config import OFFLINE_EMBED_MODEL
 from conftest import NOW
 from embedding_helpers import Embedder
 from embeddings import hybrid, minilm
-from embeddings.hashed_words import offline_embedding
+from embeddings.hashed_words import HashedWords
+from embeddings.registry import offline_model
 from evaluation.bm25 import BM25
 from evaluation.strategies import STRATEGIES, Strategy, same_decay
 from memory_store import MemoryStore
 from scoring import relevance_score
 
-MODEL = hybrid.DEFAULT_MODEL
+MODEL = OFFLINE_EMBED_MODEL
+HYBRID = offline_model(MODEL)
+WORDS = HashedWords(hybrid.LEXICAL)  # the hybrid's lexical half
 FACTS = [
     "My name is Dana and I live in Lisbon",
     "I am allergic to shellfish",
@@ -47,6 +51,7 @@ def _unit(v):
 
 def test_the_default_model_is_the_hybrid_within_the_dimension_limit():
     assert Embedder().model == MODEL
+    assert hybrid.Hybrid(minilm.MiniLM(), WORDS, hybrid.MIX) == HYBRID
     vector = Embedder().embed_one(FACTS[0])
     assert len(vector) == minilm.DIMENSIONS + hybrid.LEXICAL <= hybrid.MAX_DIMENSIONS
     assert 0 < hybrid.MIX < 1
@@ -57,20 +62,20 @@ def test_plain_cosine_is_the_mix_of_meaning_and_idf_weighted_words(store):
     q = Embedder(MODEL).query(store, query)
     memory = store.get("m1")
     semantic = float(minilm.embed_texts([query])[0] @ minilm.embed_texts([memory.text])[0])
-    idf = hybrid.frequencies_for(store, hybrid.LEXICAL)
+    idf = HYBRID.query_context(store)
     words = np.zeros(hybrid.LEXICAL)
     for word in tokenize(query):
-        words[hybrid.bucket(word, hybrid.LEXICAL)] += idf.idf(hybrid.bucket(word, hybrid.LEXICAL))
-    bag = offline_embedding(memory.text, "memorylab/hashed-bow-256")
+        words[WORDS.position(word)] += idf.idf(WORDS.position(word))
+    bag = WORDS.vector(memory.text)
     lexical = float(_unit(words) @ np.asarray(bag))
     want = hybrid.MIX * semantic + (1 - hybrid.MIX) * lexical
     assert relevance_score(q, memory.embedding) == pytest.approx(want, abs=1e-5)
 
 
 def test_a_rare_word_counts_for_more_than_a_common_one(store):
-    frequencies = hybrid.frequencies_for(store, hybrid.LEXICAL)
-    live = hybrid.bucket("live", hybrid.LEXICAL)  # in three of the four memories
-    lisbon = hybrid.bucket("lisbon", hybrid.LEXICAL)  # in one
+    frequencies = HYBRID.query_context(store)
+    live = WORDS.position("live")  # in three of the four memories
+    lisbon = WORDS.position("lisbon")  # in one
     assert frequencies.counts[live] == 3 and frequencies.counts[lisbon] == 1
     assert frequencies.idf(lisbon) > frequencies.idf(live) > 0
     _, words = _halves(Embedder(MODEL).query(store, "live lisbon"))
@@ -86,12 +91,12 @@ def test_memory_vectors_never_change_as_the_store_grows(store):
 
 
 def test_the_frequencies_follow_memories_that_come_and_go(store):
-    lisbon = hybrid.bucket("lisbon", hybrid.LEXICAL)
-    assert hybrid.frequencies_for(store, hybrid.LEXICAL).counts[lisbon] == 1
+    lisbon = WORDS.position("lisbon")
+    assert HYBRID.query_context(store).counts[lisbon] == 1
     Embedder(MODEL).remember(store, "Lisbon has trams", now=NOW)
-    assert hybrid.frequencies_for(store, hybrid.LEXICAL).counts[lisbon] == 2
+    assert HYBRID.query_context(store).counts[lisbon] == 2
     store.remove("m1")
-    frequencies = hybrid.frequencies_for(store, hybrid.LEXICAL)
+    frequencies = HYBRID.query_context(store)
     assert frequencies.counts[lisbon] == 1 and frequencies.documents == 4
 
 
