@@ -4,6 +4,7 @@
     sqlite_store.py    the store's SQLite dialect: a MemoryStore in a file, one user a store; export
     sqlite_file.py     the file under it: opening safely, a stray -wal, copies
     sqlite_schema.py   the tables, version by version; older files migrated on open
+    limits.py          what every backend can keep: id and name sizes, metadata, dimensions, NUL
     rows.py            one memory <-> one row: packed float32 vectors, per-row checksums
     postgres_store.py  the same store on PostgreSQL with pgvector (its dialect, its schema)
     pg_server.py       a local PostgreSQL server (embedded wheel) started in a folder

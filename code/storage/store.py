@@ -13,7 +13,9 @@ PersistentMemoryStore (storage/sqlite_store.py) and PostgresMemoryStore
     memory do not undo each other, and two saving the same memories cannot deadlock;
   - `with store.transaction():` is one transaction of the database; each step inside is a
     savepoint, so a step that fails and is caught leaves the block usable;
-  - a change the database refuses is undone in memory too, at the cost of what it touched.
+  - a change the database refuses is undone in memory too, at the cost of what it touched;
+  - the limits of storage/limits.py are checked before any SQL, so both backends refuse
+    the same values with the same error.
 
 The SQL is written once, with ? for each value and the tables by name. A dialect supplies
 what differs (the methods under "the dialect" below): its placeholder, its row lock
@@ -29,8 +31,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 
-from base.validation import check_no_nul, check_text
+from base.validation import check_text
 from memory_store import EmbeddingModelMismatch, Memory, MemoryStore, link_problems
+from storage.limits import check_name, check_row
 from storage.rows import FIELDS, snapshot
 
 LINKS = (FIELDS.index("superseded_by"), FIELDS.index("metadata"))  # what link_problems reads
@@ -47,8 +50,10 @@ class DatabaseStore(MemoryStore):
     _db = None  # the open connection, None once closed
 
     def __init__(self, embedding_model: str | None = None, *, user_id: str = "default") -> None:
-        check_no_nul(check_text(user_id, "user_id"), "user_id")  # never None: one user a store
+        check_name(check_text(user_id, "user_id"), "user_id")  # never None: one user a store
         super().__init__(embedding_model, user_id=user_id)
+        if embedding_model is not None:
+            check_name(embedding_model, "embedding_model")
         self._saved: dict[str, tuple] = {}  # id -> the FIELDS values its row holds
         self._block_open = False  # inside store.transaction(): one transaction for the block
 
@@ -223,7 +228,7 @@ class DatabaseStore(MemoryStore):
         """Append `memory` and commit its row before returning it.
 
         A memory of user "default" is claimed by this store's user; another user's memory is
-        refused, and so is metadata that JSON cannot hold, before any SQL.
+        refused, and so is a value a backend cannot keep (storage/limits.py), before any SQL.
         """
         if not isinstance(memory, Memory):
             return super().add(memory)  # raises its TypeError
@@ -251,7 +256,7 @@ class DatabaseStore(MemoryStore):
         given = [m for m in batch if isinstance(m, Memory)]
         for memory in given:
             self._check_user(memory)
-            self._row(memory)  # JSON, before anything
+            self._row(memory)  # the limits, before anything
         with self._undo_if_failed(given), self.transaction():
             with self._in_memory_only():
                 super().extend(batch)  # every check first, then adds and links in memory
@@ -344,6 +349,7 @@ class DatabaseStore(MemoryStore):
     def next_id(self, prefix: str = "m") -> str:
         """An id no process has used for this user: reserved in the database's counter."""
         check_text(prefix, "prefix", "a non-empty string (ids are prefix + number, e.g. m1)")
+        check_name(prefix, "prefix")
         key = (self.user_id, prefix)
         with self._transaction():
             self._run("INSERT INTO id_counters VALUES (?, ?, 0) ON CONFLICT DO NOTHING", key)
@@ -370,7 +376,9 @@ class DatabaseStore(MemoryStore):
         Inside store.transaction() the row stays as read until the block ends (SQLite locks
         the file, PostgreSQL the row): what a multi-step change checks before acting.
         """
-        check_text(memory_id, "memory_id", "a memory's id, a non-empty string")
+        check_name(
+            check_text(memory_id, "memory_id", "a memory's id, a non-empty string"), "memory_id"
+        )
         with self._transaction():
             row = self._run(
                 f"SELECT {', '.join(self.columns)} FROM memories WHERE user_id = ? AND id = ?"
@@ -411,7 +419,7 @@ class DatabaseStore(MemoryStore):
             changed = self.unsaved()
         else:
             changed = [m for m in only if snapshot(m) != self._saved.get(m.id)]
-        rows = {m.id: self._row(m) for m in changed}  # JSON, before any SQL
+        rows = {m.id: self._row(m) for m in changed}  # the limits, before any SQL
         if any(rows[m.id][i] != self._saved[m.id][i] for m in changed for i in LINKS):
             self._check_links("save")  # an in-place edit must not write a broken link
         if changed:
@@ -441,8 +449,10 @@ class DatabaseStore(MemoryStore):
     # --- rows ----------------------------------------------------------------------------------
 
     def _row(self, memory: Memory) -> tuple:
-        """snapshot(memory): refuses metadata that JSON cannot hold."""
-        return snapshot(memory)
+        """snapshot(memory), refused unless every backend can keep it (storage/limits.py)."""
+        row = snapshot(memory)  # refuses metadata that JSON cannot hold
+        check_row(memory.id, dict(zip(FIELDS, row)))
+        return row
 
     def _check_stored(self, memory_id: str) -> None:
         """Raise unless the database holds `memory_id`, locked: never link to a missing row."""

@@ -11,6 +11,7 @@ files, permissions) stays in test_sqlite_store.py.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -322,6 +323,153 @@ def test_a_nul_character_is_refused_alike_by_every_backend(backend, field):
 def test_a_user_id_with_nul_is_refused_alike(backend):
     with pytest.raises(ValueError, match="user_id must not contain a NUL character"):
         backend.open("al\x00ice")
+
+
+# --- the same limits on every backend (storage/limits.py), before any SQL -------------------
+
+NOT_KEPT = "the in-memory store keeps any value: nothing is serialised, so it has no limit"
+
+
+class NoSQL:
+    """Stands in for a store's connection: any statement at all fails the test."""
+
+    def __getattr__(self, name):
+        raise AssertionError(f"SQL ran (connection.{name}) before the value was refused")
+
+
+def refused_before_sql(store, call, pattern: str) -> None:
+    """`call()` raises ValueError matching `pattern` without sending a statement."""
+    db, store._db = store._db, NoSQL()
+    try:
+        with pytest.raises(ValueError, match=pattern):
+            call()
+    finally:
+        store._db = db
+
+
+def sized_user(backend, size: int) -> str:
+    """A user name whose id (as the backend makes it unique) is `size` bytes long."""
+    suffix = len(backend.user("probe")) - len("probe")
+    return "u" * (size - suffix)
+
+
+@pytest.mark.parametrize("backend", EVERY, indirect=True)
+def test_the_longest_ids_every_backend_can_index_are_stored_and_read_back(backend):
+    if backend.kind == "memory":
+        pytest.skip(NOT_KEPT)
+    name = sized_user(backend, 1_000)
+    store = backend.open(name)
+    assert len(store.user_id.encode()) == 1_000
+    longest = "é" * 499 + "mm"  # 1,000 bytes of UTF-8 in 501 characters
+    store.add(memory(longest, embedding_model="e" * 1_000))
+    store.add(memory("m2", superseded_by=None, embedding_model="e" * 1_000))
+    store.supersede(longest, "m2")
+    assert store.next_id("p" * 990).startswith("p" * 990)
+    reopened = backend.open(name)
+    assert [(m.id, m.superseded_by) for m in reopened] == [(longest, "m2"), ("m2", None)]
+
+
+@pytest.mark.parametrize("backend", EVERY, indirect=True)
+@pytest.mark.parametrize("field", ["id", "superseded_by", "embedding_model"])
+def test_an_id_or_model_name_over_1000_bytes_is_refused_alike_before_any_sql(backend, field):
+    store = backend.open()
+    if backend.kind == "memory":
+        pytest.skip(NOT_KEPT)
+    store.add(memory("m1"))
+    too_long = "é" * 500 + "x"  # 1,001 bytes, though only 501 characters
+    values = {"id": "m2", field: too_long}
+    name = "memory id" if field == "id" else field
+    pattern = (
+        f"{name} must be at most 1,000 bytes of UTF-8 .PostgreSQL indexes .*, "
+        "got 1,001 bytes: 'éééééééééééééééééééééééé...'"
+    )
+    refused_before_sql(store, lambda: store.add(memory(values.pop("id"), **values)), pattern)
+    assert [m.id for m in store] == ["m1"] and [m.id for m in backend.open()] == ["m1"]
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_a_user_id_or_a_fixed_model_over_1000_bytes_is_refused_before_opening(backend):
+    with pytest.raises(ValueError, match="user_id must be at most 1,000 bytes .*got 1,001 bytes"):
+        backend.open(sized_user(backend, 1_001))
+    with pytest.raises(ValueError, match="embedding_model must be at most 1,000 bytes"):
+        backend.open(embedding_model="e" * 1_001)
+    if backend.kind == "sqlite":
+        assert not backend.path.exists()  # refused before the file was made
+
+
+@pytest.mark.parametrize("backend", EVERY, indirect=True)
+def test_an_id_prefix_over_1000_bytes_is_refused_before_any_sql(backend):
+    store = backend.open()
+    if backend.kind == "memory":
+        pytest.skip(NOT_KEPT)
+    pattern = "prefix must be at most 1,000 bytes of UTF-8 .*got 1,001 bytes"
+    refused_before_sql(store, lambda: store.next_id("p" * 1_001), pattern)
+
+
+@pytest.mark.parametrize("backend", EVERY, indirect=True)
+def test_metadata_over_64_kib_of_json_is_refused_alike_and_64_kib_is_kept(backend):
+    store = backend.open()
+    if backend.kind == "memory":
+        pytest.skip(NOT_KEPT)
+    fits = {"blob": "x" * (65_536 - len('{"blob": ""}'))}  # 65,536 bytes as JSON, exactly
+    store.add(memory("m1", metadata=fits))
+    shown = repr('{"blob": "' + "x" * 14 + "...")  # the JSON, cut to 24 characters
+    pattern = (
+        "metadata of memory 'm2' must be at most 65,536 bytes of JSON .small extras.*"
+        f"got 65,537 bytes: {re.escape(shown)}"
+    )
+    too_big = {"blob": fits["blob"] + "x"}
+    refused_before_sql(store, lambda: store.add(memory("m2", metadata=too_big)), pattern)
+    store.get("m1").metadata = too_big  # in place: save() must refuse it just the same
+    refused_before_sql(store, store.save, pattern.replace("'m2'", "'m1'"))
+    store.get("m1").metadata = fits
+    assert backend.open().get("m1").metadata == fits
+
+
+@pytest.mark.parametrize("backend", EVERY, indirect=True)
+def test_an_embedding_over_16000_values_is_refused_alike_and_16000_are_kept(backend):
+    store = backend.open()
+    if backend.kind == "memory":
+        pytest.skip(NOT_KEPT)
+    pattern = (
+        r"embedding of memory 'm2' must have at most 16,000 values "
+        r".pgvector's vector type holds no more., got 16,001"
+    )
+    too_many = memory("m2", embedding=[1.0] * 16_001)
+    refused_before_sql(store, lambda: store.add(too_many), pattern)
+    refused_before_sql(store, lambda: store.extend([too_many]), pattern)
+    store.add(memory("m1", embedding=[0.5] * 16_000))
+    assert backend.open().get("m1").embedding == (0.5,) * 16_000
+
+
+@pytest.mark.parametrize("backend", EVERY, indirect=True)
+@pytest.mark.parametrize("field", ["text", "id", "superseded_by", "embedding_model"])
+def test_a_nul_the_memory_let_through_is_refused_by_the_store_before_any_sql(backend, field):
+    # Memory refuses NUL itself today; the store must not rely on that: it is the store's
+    # rule (PostgreSQL text cannot hold NUL), so it is forced past Memory's own check here.
+    store = backend.open()
+    if backend.kind == "memory":
+        pytest.skip(NOT_KEPT)
+    store.add(memory("m1"))
+    fresh = memory("m2", embedding_model=None)
+    object.__setattr__(fresh, field, {"id": "m\x002"}.get(field, "m\x001"))
+    name = "memory id" if field == "id" else field
+    pattern = f"{name} must not contain a NUL character"
+    refused_before_sql(store, lambda: store.add(fresh), pattern)
+    refused_before_sql(store, lambda: store.extend([fresh]), pattern)
+    if field != "id":  # in place, then saved: refused just the same
+        object.__setattr__(store.get("m1"), field, "m\x001")
+        refused_before_sql(store, store.save, pattern)
+        object.__setattr__(store.get("m1"), field, {"text": "a note"}.get(field))
+    assert [m.id for m in backend.open()] == ["m1"]
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_a_nul_in_an_id_prefix_or_a_looked_up_id_is_refused_before_any_sql(backend):
+    store = backend.open()
+    pattern = "must not contain a NUL character"
+    refused_before_sql(store, lambda: store.next_id("m\x00"), "prefix " + pattern)
+    refused_before_sql(store, lambda: store.reread("m\x001"), "memory_id " + pattern)
 
 
 # --- links between memories, under two stores ------------------------------------------------
