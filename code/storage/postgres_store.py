@@ -5,12 +5,10 @@
     retrieve(store, query, now=now)                  # the unchanged retriever
     store.save(); store.close()
 
-The contract is PersistentMemoryStore's (storage/sqlite_store.py): add, remove and supersede
-write through, each one transaction; save() writes the fields changed in place; with
-store.transaction(): is one database transaction (nested ones join it); one embedding
-model per user; next_id() reserves ids in the database; one user per store; export_jsonl.
-Vectors are kept as pgvector `vector` (float32), so a memory's embedding is rounded to
-float32 when it is added, and reopening gives back exactly what the store held.
+The store algorithm is storage/store.py's, as for SQLite; this is its PostgreSQL dialect
+(%s for values, FOR UPDATE on the rows a change checks) and the schema under it. Vectors
+are pgvector `vector` (float32, what a memory's embedding already is), so reopening gives
+back exactly what the store held.
 
 Isolation is enforced by the database, not only by this code's WHERE clauses:
   - install_schema(admin_url) makes the tables as a NOLOGIN owner role, turns on row-level
@@ -21,8 +19,7 @@ Isolation is enforced by the database, not only by this code's WHERE clauses:
     that user; so even `SELECT * FROM memorylab.memories` sees one user's rows;
   - a store refuses to open through a role that would bypass the policies.
 Links are kept by the database too: superseded_by is a foreign key within one user's rows,
-and supersede locks both rows (in id order, so two processes cannot deadlock) and checks
-them as they are now, not as this process last saw them.
+checked when a transaction commits.
 
 Errors name the cause: PostgresStoreError for an unreachable server, refused credentials,
 a database without pgvector, a schema missing or of another version, or an unsafe role;
@@ -35,11 +32,10 @@ reopening, schema migrations (a schema of another version is refused), and vecto
 
 from __future__ import annotations
 
-import json
 import re
 
 from memory_store import Memory
-from storage.rows import FIELDS
+from storage.rows import FIELDS, memory_from_fields
 from storage.sqlite_store import export_jsonl
 from storage.store import DatabaseStore
 
@@ -98,10 +94,7 @@ def _connect(url: str):
         raise ValueError(
             f"the database URL must be a string starting with postgresql://, got {_safe(url)!r}"
         )
-    try:
-        db = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
-    except psycopg.OperationalError as error:
-        raise PostgresStoreError(_why_not_connected(url, error)) from None
+    db = _bare_connection(url)
     try:
         register_vector(db)
     except psycopg.ProgrammingError:
@@ -149,14 +142,10 @@ def install_schema(admin_url: str, lab_password: str | None = None) -> None:
     try:
         with db.transaction():
             db.execute("CREATE EXTENSION IF NOT EXISTS vector")
-            for role, login in ((OWNER_ROLE, False), (LAB_ROLE, True)):
+            for role, login in ((OWNER_ROLE, "NOLOGIN"), (LAB_ROLE, "LOGIN")):  # our names
                 exists = db.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,))
                 if exists.fetchone() is None:
-                    db.execute(
-                        sql.SQL("CREATE ROLE {} {} NOSUPERUSER NOBYPASSRLS NOCREATEDB").format(
-                            sql.Identifier(role), sql.SQL("LOGIN" if login else "NOLOGIN")
-                        )
-                    )
+                    db.execute(f"CREATE ROLE {role} {login} NOSUPERUSER NOBYPASSRLS NOCREATEDB")
             if lab_password is not None:
                 db.execute(
                     sql.SQL("ALTER ROLE {} PASSWORD {}").format(
@@ -327,22 +316,10 @@ class PostgresMemoryStore(DatabaseStore):
         ).fetchone()
 
     def _memory_from_row(self, row: tuple) -> Memory:
-        """A Memory from a row of `columns`, as the database holds it."""
         user_id, memory_id, *columns = row
         values = dict(zip(FIELDS, columns))
-        last_accessed = values.pop("last_accessed")
-        memory = Memory(
-            memory_id,
-            user_id=user_id,
-            last_accessed=values["created_at"],  # set below: it may be earlier
-            **{
-                **values,
-                "embedding": tuple(values["embedding"].to_numpy().tolist()),
-                "metadata": json.loads(values["metadata"]),
-            },
-        )
-        memory.last_accessed = last_accessed
-        return memory
+        values["embedding"] = tuple(values["embedding"].to_numpy().tolist())  # pgvector's Vector
+        return memory_from_fields(memory_id, user_id, values)
 
     def _to_columns(self, row: tuple) -> tuple:
         import numpy as np

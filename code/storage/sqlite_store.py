@@ -6,31 +6,21 @@
     store.save()                         # ... and save() puts those touches on disk
     store.close()                        # (or: with PersistentMemoryStore(...) as store:)
 
-How changes reach the file is the store's algorithm, written once for SQLite and
-PostgreSQL (storage/store.py): add, remove and supersede are each one transaction,
-committed before they return; save() writes the fields changed in place (the retriever's
-`memory.last_accessed = now`), only those; chat_with_memory() calls save() after every turn,
-and close() and `with` call it too. This module is the SQLite dialect of it, and the file:
-
-One user per store: the store holds, and accepts, only the memories of `user_id`, so
-anything given this store (the retriever, consolidation, pruning, export) is scoped to
-that user by construction. A memory with the unassigned user "default" is claimed by the
-store it is added to; one that names another user is refused. list_users() tells which
-users a file holds.
+How each change reaches the file is the store algorithm (storage/store.py), which this is
+the SQLite dialect of: ? for values; a write begins with BEGIN IMMEDIATE, which locks the
+whole file (what FOR UPDATE does for rows on PostgreSQL); rows are sealed with checksums
+(storage/rows.py); a refused write (a full disk, a read-only file, an I/O error) is raised
+as StoreFileError naming the file and the cause. list_users() tells which users a file
+holds; export_jsonl() writes one user's memories out.
 
 Safety: WAL journal, synchronous=FULL and a busy timeout, so a process killed mid-write
-loses no committed memory; a write begins with BEGIN IMMEDIATE, which locks the whole file
-(what PostgreSQL's FOR UPDATE does for rows); the WAL is checkpointed after every write
-transaction, so the .sqlite3 alone holds every committed memory; ids come from a counter in
-the file, so two processes never pick the same one. If the file is deleted or moved while a
-store has it open, the store refuses to write (SQLite would write to the vanished file and
-report success) and still holds its memories for export_jsonl. A file that is not SQLite,
-is damaged (PRAGMA integrity_check), has a stray -wal beside it, or has a newer schema
-(PRAGMA user_version) is checked through a read-only connection and refused with
-StoreFileError before anything could write to it (storage/sqlite_file.py); every row's
-checksum is verified as it is read (storage/rows.py). A write SQLite refuses (a full disk,
-a read-only file, an I/O error) is rolled back and raised as StoreFileError naming the file
-and the cause. docs/store.md has the whole list.
+loses no committed memory; the WAL is checkpointed after every write transaction, so the
+.sqlite3 alone holds every committed memory. If the file is deleted or moved while a store
+has it open, the store refuses to write (SQLite would write to the vanished file and report
+success) and still holds its memories for export_jsonl. A file that is not SQLite, is
+damaged (PRAGMA integrity_check), has a stray -wal beside it, or has a newer schema (PRAGMA
+user_version) is refused with StoreFileError before anything could write to it
+(storage/sqlite_file.py). docs/store.md has the whole list.
 
 Deliberately left out: a vector index (recall stays the retriever's loop over every
 memory) and seeing another process's new memories without reopening.

@@ -57,48 +57,24 @@ class DatabaseStore(MemoryStore):
         self._saved: dict[str, tuple] = {}  # id -> the FIELDS values its row holds
         self._block_open = False  # inside store.transaction(): one transaction for the block
 
-    # --- the dialect: what each backend supplies ----------------------------------------
-
-    def _where(self) -> str:
-        """The file or the database (password hidden), for messages and repr."""
-        raise NotImplementedError
-
-    def _begin(self, read_only: bool) -> None:
-        """Begin a transaction: a write one takes its locks, a read-only one sees a snapshot."""
-        raise NotImplementedError
-
-    def _transaction_open(self) -> bool:
-        raise NotImplementedError
+    # --- the dialect: what each backend defines (sqlite_store.py, postgres_store.py) ---
+    #   _where()                  the file, or the URL with its password hidden
+    #   _begin(read_only)         BEGIN: a write takes its locks, a read sees one snapshot
+    #   _transaction_open()       whether the connection is inside a transaction
+    #   _read_user()              (embedding_model, dimension) in this user's row, or None
+    #   _memory_from_row(row)     a Memory from a row of `columns`
+    #   _to_columns(snapshot)     a snapshot (storage/rows.py) as the values of FIELDS
+    #   _new_rows(pairs)          rows of `columns` for new (memory, snapshot) pairs
+    #   _user_row()               the users row recording this user's model and dimension
+    #   _run_many(sql, rows)      executemany: how many rows it changed in all
+    # and, when the backend needs them:
 
     def _after_commit(self) -> None:
-        """What follows a committed write: nothing, unless the backend needs it."""
+        """What follows a committed write (SQLite copies its WAL into the file)."""
 
     def _error(self, error: BaseException, read_only: bool) -> Exception | None:
-        """The error to raise for a backend's `error` in a transaction; None: raise it as is."""
+        """The error to raise instead of the backend's `error`; None: raise it as it is."""
         return None
-
-    def _read_user(self) -> tuple[str | None, int] | None:
-        """(embedding_model, dimension) as this user's row records them; None without one."""
-        raise NotImplementedError
-
-    def _memory_from_row(self, row: tuple) -> Memory:
-        raise NotImplementedError
-
-    def _to_columns(self, row: tuple) -> tuple:
-        """A snapshot (storage/rows.py) as the backend's values of FIELDS."""
-        raise NotImplementedError
-
-    def _new_rows(self, pairs: list[tuple[Memory, tuple]]) -> list[tuple]:
-        """New rows of `columns` for (memory, snapshot) pairs, in order."""
-        raise NotImplementedError
-
-    def _user_row(self) -> tuple:
-        """The users row that records this user's embedding model and dimension."""
-        raise NotImplementedError
-
-    def _run_many(self, sql: str, rows: list[tuple]) -> int:
-        """Execute `sql` once for each of `rows`; how many rows it changed in all."""
-        raise NotImplementedError
 
     # --- SQL and transactions -------------------------------------------------------------
 
@@ -232,7 +208,6 @@ class DatabaseStore(MemoryStore):
         """
         if not isinstance(memory, Memory):
             return super().add(memory)  # raises its TypeError
-        self._check_user(memory)
         row = self._row(memory)
         with self._undo_if_failed([memory]):
             super().add(memory)
@@ -255,8 +230,7 @@ class DatabaseStore(MemoryStore):
         batch = list(memories)
         given = [m for m in batch if isinstance(m, Memory)]
         for memory in given:
-            self._check_user(memory)
-            self._row(memory)  # the limits, before anything
+            self._row(memory)  # the limits, before any SQL
         with self._undo_if_failed(given), self.transaction():
             with self._in_memory_only():
                 super().extend(batch)  # every check first, then adds and links in memory
@@ -397,16 +371,13 @@ class DatabaseStore(MemoryStore):
         """
         if tuple(fields) == FIELDS:
             return [m for m in self._memories.values() if snapshot(m) != self._saved.get(m.id)]
-        positions = [(name, FIELDS.index(name)) for name in fields if name != "metadata"]
-        changed = []
-        for m in self._memories.values():
-            saved = self._saved.get(m.id)
-            if saved is None or any(
-                getattr(m, name) is not saved[i] and getattr(m, name) != saved[i]
-                for name, i in positions
-            ):
-                changed.append(m)
-        return changed
+        at = [(name, FIELDS.index(name)) for name in fields if name != "metadata"]
+        return [  # `is not` first: a vector compared with itself would be read value by value
+            m
+            for m in self._memories.values()
+            if (saved := self._saved.get(m.id)) is None
+            or any(getattr(m, n) is not saved[i] and getattr(m, n) != saved[i] for n, i in at)
+        ]
 
     def save(self, only=None) -> int:
         """Write every field changed in place since the last save, in one transaction.
@@ -474,14 +445,11 @@ class DatabaseStore(MemoryStore):
             self._new_rows(pairs),
         )
         if inserted != len(pairs):  # an id another process took after this store read its rows
-            what = (
-                f"a memory with id {pairs[0][0].id!r} is"
-                if len(pairs) == 1
-                else (f"{len(pairs) - inserted} of the {len(pairs)} memories of this batch are")
-            )
+            which = f"with id {pairs[0][0].id!r}" if len(pairs) == 1 else "of this batch"
             raise ValueError(
-                f"{what} already stored for user {self.user_id!r} in {self._where()} (added by "
-                "another process?); nothing was added: reopen the store to see them"
+                f"a memory {which} is already stored for user {self.user_id!r} in "
+                f"{self._where()} (added by another process?); nothing was added: reopen the "
+                "store to see it"
             )
         self._claim_model()
 
