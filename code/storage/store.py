@@ -45,7 +45,7 @@ class DatabaseStore(MemoryStore):
     placeholder = "?"  # how the dialect's SQL marks a value
     row_lock = ""  # appended to a SELECT of rows about to change: " FOR UPDATE"
     columns: tuple[str, ...] = ()  # a memory's row as _memory_from_row and _new_rows see it
-    refusal: type[Exception] = RuntimeError  # raised when a store cannot be opened
+    refusal: type[Exception] = RuntimeError  # the backend's own error: a store it cannot use
     medium = "database"  # what _where() names, in messages: "the file memories.sqlite3"
     _db = None  # the open connection, None once closed
 
@@ -91,6 +91,13 @@ class DatabaseStore(MemoryStore):
         if self._db is None:
             raise ValueError(f"the store for {self._where()} is closed: open it again")
         nested = self._block_open
+        if nested and not self._transaction_open():
+            # subtle: SQLite ends a transaction itself after some I/O errors; a SAVEPOINT
+            # would then begin a new one, and its RELEASE commit half of the block
+            raise self.refusal(
+                f"{self._where()} ended this block's transaction after an earlier error; "
+                "nothing more of the block is written, and the block is rolled back"
+            )
         try:
             if nested:
                 self._run("SAVEPOINT step")  # a failed step is undone alone: the block goes on

@@ -574,6 +574,16 @@ def test_a_failed_nested_step_that_is_caught_leaves_the_block_usable(backend):
         assert [m.id for m in backend.open()] == ["m1", "m2"]
 
 
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_a_block_whose_transaction_the_database_ended_writes_nothing_more(backend):
+    store = backend.open()
+    with pytest.raises(RuntimeError, match="ended this block's transaction"), store.transaction():
+        store.add(memory("m1"))
+        store._db.execute("ROLLBACK")  # what SQLite does by itself after some I/O errors
+        store.add(memory("m2"))  # must not begin a transaction of its own and commit it
+    assert len(store) == 0 and len(backend.open()) == 0
+
+
 @pytest.mark.parametrize("backend", EVERY, indirect=True)
 def test_extend_links_forwards_and_a_bad_batch_changes_nothing(backend):
     store = backend.open()
