@@ -1,10 +1,10 @@
 """Where memories live beyond one process: SQLite files and PostgreSQL.
 
     store.py           the store algorithm, written once: each change written as it happens
+    limits.py          what both backends can keep: name sizes, metadata, dimensions, no NUL
     sqlite_store.py    the store's SQLite dialect: a MemoryStore in a file, one user a store; export
     sqlite_file.py     the file under it: opening safely, a stray -wal, copies
     sqlite_schema.py   the tables, version by version; older files migrated on open
-    limits.py          what every backend can keep: id and name sizes, metadata, dimensions, NUL
     rows.py            one memory <-> one row: packed float32 vectors, per-row checksums
     postgres_store.py  the same store on PostgreSQL with pgvector (its dialect, its schema)
     pg_server.py       a local PostgreSQL server (embedded wheel) started in a folder
