@@ -88,6 +88,7 @@ class PersistentMemoryStore(DatabaseStore):
     """
 
     columns = MEMORY_COLUMNS  # seq, user_id, id, the fields, and the row's checksum
+    _to_columns = staticmethod(to_columns)  # numbers as floats, the vector packed
     refusal = StoreFileError
     medium = "file"
 
@@ -176,9 +177,6 @@ class PersistentMemoryStore(DatabaseStore):
 
     def _memory_from_row(self, row: tuple) -> Memory:
         return memory_from_row(self.path, self._identity, self.dimension, row)
-
-    def _to_columns(self, row: tuple) -> tuple:
-        return to_columns(row)  # numbers as floats, the vector packed
 
     def _new_rows(self, pairs: list[tuple[Memory, tuple]]) -> list[tuple]:
         """Sealed rows (storage/rows.py), numbered after every seq the file ever handed out."""

@@ -596,6 +596,19 @@ def test_removing_a_memory_another_store_linked_to_is_refused(backend):
 
 
 @pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_a_removal_the_database_refuses_puts_the_memory_back_in_its_place(backend):
+    first = backend.open()
+    for memory_id in ("m1", "m2", "m3"):
+        first.add(memory(memory_id))
+    second = backend.open()
+    first.supersede("m1", "m2")
+    with pytest.raises(ValueError, match="'m2' replaced 'm1'"):
+        second.remove("m2")  # refused by the rows, after the store had let it go
+    assert [m.id for m in second] == ["m1", "m2", "m3"]  # the stream's order, not m2 last
+    assert second.unsaved() == []
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
 def test_superseding_with_a_memory_another_store_removed_is_refused(backend):
     first = backend.open()
     first.add(memory("m1"))
