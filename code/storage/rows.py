@@ -139,23 +139,25 @@ def memory_from_row(path: Path, file_id: str, dimension: int, row: tuple) -> Mem
     check_row(path, file_id, row, f"the row of memory {memory_id!r} of user {user_id!r}")
     values = dict(zip(FIELDS, columns))
     try:
-        last_accessed = values.pop("last_accessed")
-        memory = Memory(
-            memory_id,
-            user_id=user_id,
-            last_accessed=values["created_at"],  # set for real below: it may be earlier
-            **{
-                **values,
-                "embedding": unpack_vector(values["embedding"], dimension),
-                "metadata": json.loads(values["metadata"]),
-            },
-        )
-        # Retrieval may stamp a recall slightly before created_at (two clocks), which the
-        # constructor would refuse; plain assignment accepts it, as it did before saving.
-        memory.last_accessed = last_accessed
+        values["embedding"] = unpack_vector(values["embedding"], dimension)
+        return memory_from_fields(memory_id, user_id, values)
     except (TypeError, ValueError) as exc:
         raise StoreFileError(
             f"{path} holds a memory that cannot be read back (user {user_id!r}, id "
             f"{memory_id!r}): {exc}. The file was left untouched."
         ) from None
+
+
+def memory_from_fields(memory_id: str, user_id: str, values: dict) -> Memory:
+    """A Memory from its FIELDS values as any store keeps them (metadata as JSON text)."""
+    last_accessed = values.pop("last_accessed")
+    memory = Memory(
+        memory_id,
+        user_id=user_id,
+        last_accessed=values["created_at"],  # set for real below: it may be earlier
+        **{**values, "metadata": json.loads(values["metadata"])},
+    )
+    # Retrieval may stamp a recall slightly before created_at (two clocks), which the
+    # constructor would refuse; plain assignment accepts it, as it did before saving.
+    memory.last_accessed = last_accessed
     return memory

@@ -1,7 +1,10 @@
-"""storage/sqlite_store.py, storage/sqlite_file.py: memories survive restarts, one user a store.
+"""storage/sqlite_store.py, storage/sqlite_file.py: what only a store kept in a file has.
 
-The failure paths run for real: a writer killed with SIGKILL in a subprocess, two writer
-processes on one file, files that are not stores (checked byte for byte afterwards).
+The behaviour every store shares (surviving a restart, one user a store, one model a user,
+stale views, transactions) is in test_store_contract.py, run on SQLite and PostgreSQL
+alike. Here are the file's own failure paths, run for real: a writer killed with SIGKILL in
+a subprocess, two writer processes on one file, files that are not stores (checked byte for
+byte afterwards), a file deleted, moved or read-only while a store has it open.
 """
 
 from __future__ import annotations
@@ -17,12 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from chat_with_memory import chat_with_memory
-from conftest import DAY, HOUR, NOW
-from embedding_helpers import Embedder
-from llm.memory_block import parse_memory_block
-from memory_store import EmbeddingModelMismatch, Memory, MemoryStore
-from retriever import retrieve
+from conftest import DAY, NOW
+from memory_store import Memory, MemoryStore
 from storage import sqlite_file
 from storage.sqlite_file import SCHEMA_VERSION
 from storage.sqlite_store import (
@@ -34,7 +33,6 @@ from storage.sqlite_store import (
 )
 
 CODE = Path(__file__).resolve().parents[2] / "code"
-EMBEDDER = Embedder("memorylab/hashed-bow-384")
 
 
 @pytest.fixture
@@ -56,222 +54,7 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-# --- surviving a restart -------------------------------------------------------------------
-
-
-def test_every_field_survives_closing_and_reopening(path):
-    originals = [
-        memory(
-            "m1",
-            "Eric prefers Groq",
-            kind="semantic",
-            importance=8,
-            created_at=NOW - 2 * DAY,
-            last_accessed=NOW - HOUR,
-            embedding=[0.1, 1 / 3, -2.5e-30],  # rounded to float32 once, then kept exactly
-            embedding_model="hand-rolled",
-            metadata={"role": "user", "tags": ["api", "é"], "score": 0.5},
-        ),
-        memory("m2", "Eric now prefers Ollama", importance=6.5, embedding_model="hand-rolled"),
-    ]
-    with open_store(path) as store:
-        for m in originals:
-            store.add(m)
-        store.supersede("m1", "m2")
-    with open_store(path) as reopened:
-        assert [m.to_dict() for m in reopened] == [m.to_dict() for m in originals]
-        assert reopened.embedding_model == "hand-rolled" and reopened.dimension == 3
-        assert [m.id for m in reopened.live()] == ["m2"]
-
-
-def test_a_memory_is_on_disk_as_soon_as_add_returns(path):
-    writer = open_store(path)
-    writer.add(memory("m1"))
-    with open_store(path) as reader:  # a second connection, writer still open and unsaved
-        assert "m1" in reader
-    writer.close()
-
-
-@pytest.mark.parametrize("change", ["remove", "supersede"])
-def test_remove_and_supersede_write_through(path, change):
-    with open_store(path) as store:
-        store.add(memory("m1"))
-        store.add(memory("m2"))
-        getattr(store, change)(*(["m1"] if change == "remove" else ["m1", "m2"]))
-        with open_store(path) as reader:
-            expected = {"remove": ["m2"], "supersede": ["m2"]}[change]
-            assert [m.id for m in reader.live()] == expected
-
-
-def test_a_touch_by_the_unchanged_retriever_is_saved_and_stays_warm_after_reopening(path):
-    with open_store(path) as store:
-        EMBEDDER.remember(store, "Eric prefers Groq for the default API", now=NOW - DAY)
-        EMBEDDER.remember(store, "The team lunch is on Friday", now=NOW - DAY)
-        [top] = retrieve(store, EMBEDDER.query(store, "which API?"), now=NOW, k=1)
-        assert [m.id for m in store.unsaved()] == [top.id] == ["m1"]
-        assert store.save() == 1
-        assert store.save() == 0  # nothing changed since
-    with open_store(path) as reopened:
-        assert reopened.get("m1").last_accessed == pytest.approx(NOW)  # warm
-        assert reopened.get("m2").last_accessed == pytest.approx(NOW - DAY)  # untouched
-
-
-def test_an_unsaved_touch_is_lost_only_when_the_store_is_neither_saved_nor_closed(path):
-    store = open_store(path)
-    store.add(memory("m1"))
-    store.get("m1").last_accessed = NOW
-    with open_store(path) as other:
-        assert other.get("m1").last_accessed == pytest.approx(NOW - DAY)  # not saved yet
-    store.close()  # close() saves
-    with open_store(path) as other:
-        assert other.get("m1").last_accessed == pytest.approx(NOW)
-
-
-def test_a_recall_stamped_before_creation_by_clock_skew_can_be_reopened(path):
-    with open_store(path) as store:
-        store.add(memory("m1", created_at=NOW))
-        retrieve(store, [1.0, 0.0, 0.0], now=NOW - 2, k=1)  # another machine's clock
-    with open_store(path) as reopened:
-        assert reopened.get("m1").last_accessed == pytest.approx(NOW - 2)
-
-
-def test_save_writes_only_changed_fields_so_two_stores_do_not_undo_each_other(path):
-    first = open_store(path)
-    first.add(memory("m1"))
-    second = open_store(path)
-    first.get("m1").last_accessed = NOW  # first touches it
-    second.get("m1").importance = 9  # second rates it
-    first.save()
-    second.save()
-    first.close(), second.close()
-    with open_store(path) as reopened:
-        m1 = reopened.get("m1")
-        assert (m1.last_accessed, m1.importance) == (pytest.approx(NOW), 9)
-
-
-def test_next_id_never_hands_out_the_same_id_to_two_stores_on_one_file(path):
-    first, second = open_store(path), open_store(path)
-    ids = [first.next_id(), second.next_id(), first.next_id(), second.next_id()]
-    assert len(set(ids)) == 4
-    for store, memory_id in zip([first, second, first, second], ids):
-        store.add(memory(memory_id))
-    first.close(), second.close()
-    with open_store(path) as reopened:
-        assert sorted(m.id for m in reopened) == sorted(ids)
-
-
-def test_an_id_taken_by_another_process_is_refused_and_the_store_is_unchanged(path):
-    first, second = open_store(path), open_store(path)
-    first.add(memory("m1", "first"))
-    with pytest.raises(ValueError, match="'m1' is already stored for user 'default'.*another"):
-        second.add(memory("m1", "second"))
-    assert len(second) == 0 and "m1" not in second
-    first.close(), second.close()
-
-
-def test_metadata_that_json_cannot_hold_is_refused_before_anything_is_stored(path):
-    with open_store(path) as store:
-        with pytest.raises(ValueError, match="'m1': metadata must be JSON data"):
-            store.add(memory("m1", metadata={"when": object()}))
-        assert len(store) == 0
-    with open_store(path) as reopened:
-        assert len(reopened) == 0
-
-
-def test_a_closed_store_refuses_to_write(path):
-    store = open_store(path)
-    store.close()
-    store.close()  # twice is fine
-    with pytest.raises(ValueError, match="closed: open it again"):
-        store.add(memory("m1"))
-    assert len(store) == 0
-
-
-# --- the embedding model is remembered -----------------------------------------------------
-
-
-def test_a_reopened_store_still_refuses_a_foreign_embedding_model(path):
-    with open_store(path) as store:
-        EMBEDDER.remember(store, "Eric prefers Groq", now=NOW)
-    with open_store(path) as reopened:
-        assert reopened.embedding_model == EMBEDDER.model and reopened.dimension == 384
-        with pytest.raises(EmbeddingModelMismatch, match="hashed-bow-64"):
-            Embedder("memorylab/hashed-bow-64").query(reopened, "which API?")
-    with pytest.raises(EmbeddingModelMismatch, match="not 'memorylab/hashed-bow-64'"):
-        open_store(path, embedding_model="memorylab/hashed-bow-64")
-
-
-def test_two_stores_cannot_fill_one_user_with_two_models(path):
-    first, second = open_store(path), open_store(path)
-    EMBEDDER.remember(first, "Eric prefers Groq", now=NOW)
-    with pytest.raises(EmbeddingModelMismatch, match="384-dimensional"):
-        Embedder("memorylab/hashed-bow-64").remember(second, "Eric prefers Ollama", now=NOW)
-    assert len(second) == 0
-    first.close(), second.close()
-
-
-# --- one user per store --------------------------------------------------------------------
-
-
-@pytest.fixture
-def two_users(path):
-    """Alice and Bob in one file; Bob's memory matches Alice's question best."""
-    with open_store(path, "alice") as alice:
-        EMBEDDER.remember(alice, "Alice has a cat", now=NOW - DAY)
-    with open_store(path, "bob") as bob:
-        EMBEDDER.remember(bob, "Bob decided the default API is Groq", importance=10, now=NOW)
-    return path
-
-
-def test_a_store_holds_only_its_own_users_memories(two_users):
-    with open_store(two_users, "alice") as alice, open_store(two_users, "bob") as bob:
-        assert [(m.id, m.user_id, m.text) for m in alice] == [("m1", "alice", "Alice has a cat")]
-        assert [m.user_id for m in bob] == ["bob"]
-    assert list_users(two_users) == ["alice", "bob"]
-
-
-def test_recall_and_the_prompt_never_reach_another_users_memory(two_users):
-    with open_store(two_users, "alice") as alice:
-        query = EMBEDDER.query(alice, "which default API did we decide on?")
-        recalled = retrieve(alice, query, now=NOW, k=10)
-        assert [m.user_id for m in recalled] == ["alice"]
-        result = chat_with_memory(
-            "which default API did we decide on?", alice, now=NOW, k=10, embedder=EMBEDDER
-        )
-        prompt = json.dumps(result.messages)
-        assert "Bob" not in prompt and "Groq" not in prompt
-        assert [item["text"] for item in parse_memory_block(result.messages[0]["content"])] == [
-            "Alice has a cat"
-        ]
-
-
-def test_each_user_counts_ids_from_m1(two_users):
-    with open_store(two_users, "alice") as alice, open_store(two_users, "bob") as bob:
-        assert (alice.next_id(), bob.next_id()) == ("m2", "m2")
-
-
-def test_another_users_memory_is_refused_and_an_unassigned_one_is_claimed(path):
-    with open_store(path, "alice") as alice:
-        with pytest.raises(
-            ValueError, match="belongs to user 'bob'.*only the memories of user 'alice'"
-        ):
-            alice.add(memory("m1", user_id="bob"))
-        assert alice.add(memory("m1")).user_id == "alice"  # "default": not yet anyone's
-    assert list_users(path) == ["alice"]
-
-
-def test_export_writes_one_users_memories_as_json_lines_that_load_back(two_users, tmp_path):
-    target = tmp_path / "alice.jsonl"
-    with open_store(two_users, "alice") as alice:
-        alice.add(
-            memory("m2", "a newer note", embedding=[0.0] * 384, embedding_model=EMBEDDER.model)
-        )
-        alice.supersede("m1", "m2")
-        assert alice.export_jsonl(target) == 2
-        lines = target.read_text(encoding="utf-8").splitlines()
-        restored = [Memory.from_dict(json.loads(line)) for line in lines]
-        assert [m.to_dict() for m in restored] == [m.to_dict() for m in alice]
-    assert {m.user_id for m in restored} == {"alice"}
+# --- exports, paths and the users of a file --------------------------------------------------
 
 
 def test_export_works_on_any_store_and_open_file():
@@ -285,15 +68,6 @@ def test_export_works_on_any_store_and_open_file():
 
     assert export_jsonl(store, Sink()) == 1
     assert json.loads(lines[0])["id"] == "m1"
-
-
-@pytest.mark.parametrize(
-    ("user_id", "error"), [("", ValueError), ("  ", ValueError), (None, TypeError)]
-)
-def test_a_store_needs_a_user(path, user_id, error):
-    with pytest.raises(error, match="user_id must be a non-empty string"):
-        open_store(path, user_id)
-    assert not path.exists()
 
 
 def test_an_in_memory_path_is_refused_with_the_alternative():
@@ -618,47 +392,6 @@ def test_a_relative_path_keeps_working_after_the_working_folder_changes(tmp_path
         assert [m.id for m in reopened] == ["m1", "m2"]
 
 
-def test_removing_a_memory_another_store_linked_to_is_refused_and_the_file_stays_readable(path):
-    first = open_store(path)
-    first.add(memory("m1"))
-    first.add(memory("m2"))
-    second = open_store(path)  # sees m1 and m2, not yet linked
-    first.supersede("m1", "m2")  # m2 is now m1's replacement, in the file
-    with pytest.raises(ValueError, match="'m2' replaced 'm1'.*in the file"):
-        second.remove("m2")
-    assert "m2" in second
-    first.close(), second.close()
-    with open_store(path) as reopened:  # not "inconsistent": the link is intact
-        assert reopened.get("m1").superseded_by == "m2"
-
-
-def test_superseding_with_a_memory_another_store_removed_is_refused(path):
-    first = open_store(path)
-    first.add(memory("m1"))
-    first.add(memory("m2"))
-    second = open_store(path)
-    first.remove("m2")
-    with pytest.raises(ValueError, match="'m2' is no longer stored.*another process"):
-        second.supersede("m1", "m2")
-    assert second.get("m1").superseded_by is None
-    first.close(), second.close()
-    with open_store(path) as reopened:
-        assert [(m.id, m.superseded_by) for m in reopened] == [("m1", None)]
-
-
-def test_adding_a_memory_superseded_by_one_another_store_removed_is_refused(path):
-    first = open_store(path)
-    first.add(memory("m1"))
-    second = open_store(path)
-    first.remove("m1")
-    with pytest.raises(ValueError, match="'m1' is no longer stored.*another process"):
-        second.add(memory("m2", superseded_by="m1"))
-    assert "m2" not in second
-    first.close(), second.close()
-    with open_store(path) as reopened:  # still opens: no row names a missing memory
-        assert len(reopened) == 0
-
-
 def test_a_file_that_cannot_be_written_is_refused_by_name_and_left_untouched(path, monkeypatch):
 
     with open_store(path) as store:
@@ -688,36 +421,3 @@ def test_a_store_in_a_read_only_folder_is_refused_by_name(tmp_path):
             open_store(folder / "memories.sqlite3")
     finally:
         folder.chmod(0o755)
-
-
-# --- store.transaction(): one write of the file ---------------------------------------------
-
-
-class Interrupted(Exception):
-    """Raised inside a transaction to stand for any failure halfway through."""
-
-
-def test_a_failed_transaction_leaves_the_file_and_the_store_as_they_were(path):
-    with open_store(path, "alice") as store:
-        store.add(memory("m1"))
-    with open_store(path, "alice") as store:
-        with pytest.raises(Interrupted), store.transaction():
-            store.add(memory("m2"))
-            store.supersede("m1", "m2")
-            store.get("m1").importance = 9
-            store.save()
-            raise Interrupted
-        assert [m.id for m in store] == ["m1"] and store.unsaved() == []
-        assert store.get("m1").superseded_by is None and store.get("m1").importance == 5
-    with open_store(path, "alice") as again:
-        assert [(m.id, m.superseded_by, m.importance) for m in again] == [("m1", None, 5)]
-
-
-def test_a_transaction_is_written_when_its_block_ends_and_joins_nested_writes(path):
-    with open_store(path, "alice") as store, store.transaction():
-        store.add(memory("m1"))
-        store.add(memory("m2"))
-        store.supersede("m1", "m2")
-        assert list_users(path) == []  # another reader sees nothing before the block ends
-    with open_store(path, "alice") as again:
-        assert [(m.id, m.superseded_by) for m in again] == [("m1", "m2"), ("m2", None)]

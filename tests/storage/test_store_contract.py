@@ -11,11 +11,14 @@ files, permissions) stays in test_sqlite_store.py.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
+from chat_with_memory import chat_with_memory
 from conftest import DAY, HOUR, NOW
 from embedding_helpers import Embedder
+from llm.memory_block import parse_memory_block
 from memory_store import EmbeddingModelMismatch, Memory, MemoryStore
 from retriever import rank_memories, retrieve
 
@@ -46,15 +49,19 @@ class Backend:
 
     def open(self, name: str = "alice", embedding_model: str | None = None) -> MemoryStore:
         if self.kind == "memory":
-            store = MemoryStore(embedding_model)
-        elif self.kind == "sqlite":
+            return MemoryStore(embedding_model)
+        return self.open_exactly(self.user(name), embedding_model)
+
+    def open_exactly(self, user_id, embedding_model: str | None = None) -> MemoryStore:
+        """A persistent store of `user_id` as given (not made unique), e.g. a bad one."""
+        if self.kind == "sqlite":
             from storage.sqlite_store import PersistentMemoryStore
 
-            store = PersistentMemoryStore(self.path, self.user(name), embedding_model)
+            store = PersistentMemoryStore(self.path, user_id, embedding_model)
         else:
             from storage.postgres_store import PostgresMemoryStore
 
-            store = PostgresMemoryStore(self.url, self.user(name), embedding_model)
+            store = PostgresMemoryStore(self.url, user_id, embedding_model)
         self.opened.append(store)
         return store
 
@@ -95,7 +102,15 @@ def rows(store) -> list[tuple]:
 
 
 @pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
-def test_every_field_survives_closing_and_reopening(backend):
+@pytest.mark.parametrize(
+    "vector",
+    [
+        [0.5, -0.25, 2.0**-20],  # float32 values: exact in both backends
+        [0.1, 1 / 3, -2.5e-30],  # rounded to float32 once, when made, then kept exactly
+    ],
+    ids=["float32", "rounded-once"],
+)
+def test_every_field_survives_closing_and_reopening(backend, vector):
     originals = [
         memory(
             "m1",
@@ -104,7 +119,7 @@ def test_every_field_survives_closing_and_reopening(backend):
             importance=8,
             created_at=NOW - 2 * DAY,
             last_accessed=NOW - HOUR,
-            embedding=[0.5, -0.25, 2.0**-20],  # float32 values: exact in both backends
+            embedding=vector,
             embedding_model="hand-rolled",
             metadata={"role": "user", "tags": ["api", "é"], "score": 0.5, "nul": "a\x00b"},
         ),
@@ -167,6 +182,25 @@ def test_a_touch_by_the_unchanged_retriever_is_saved_and_stays_warm_after_reopen
 
 
 @pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_an_unsaved_touch_is_lost_only_when_the_store_is_neither_saved_nor_closed(backend):
+    store = backend.open()
+    store.add(memory("m1"))
+    store.get("m1").last_accessed = NOW
+    assert backend.open().get("m1").last_accessed == pytest.approx(NOW - DAY)  # not saved yet
+    store.close()  # close() saves
+    assert backend.open().get("m1").last_accessed == pytest.approx(NOW)
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_a_recall_stamped_before_creation_by_clock_skew_can_be_reopened(backend):
+    store = backend.open()
+    store.add(memory("m1", created_at=NOW))
+    retrieve(store, [1.0, 0.0, 0.0], now=NOW - 2, k=1)  # another machine's clock
+    store.close()
+    assert backend.open().get("m1").last_accessed == pytest.approx(NOW - 2)
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
 def test_save_writes_only_changed_fields_so_two_stores_do_not_undo_each_other(backend):
     first = backend.open()
     first.add(memory("m1"))
@@ -200,7 +234,8 @@ def test_next_id_counts_from_the_store_size(backend):
 def test_an_id_taken_by_another_store_is_refused_and_the_store_is_unchanged(backend):
     first, second = backend.open(), backend.open()
     first.add(memory("m1", "first"))
-    with pytest.raises(ValueError, match="'m1' is already stored.*another process"):
+    stored_for = f"'m1' is already stored for user {backend.user('alice')!r}.*another process"
+    with pytest.raises(ValueError, match=stored_for):
         second.add(memory("m1", "second"))
     assert "m1" not in second and len(second) == 0
     assert [m.text for m in backend.open()] == ["first"]
@@ -211,7 +246,7 @@ def test_metadata_that_json_cannot_hold_is_refused_before_anything_is_stored(bac
     store = backend.open()
     if backend.kind == "memory":
         pytest.skip("an in-memory store keeps any metadata: nothing is serialised")
-    with pytest.raises(ValueError, match="metadata must be JSON data"):
+    with pytest.raises(ValueError, match="'m1': metadata must be JSON data"):
         store.add(memory("m1", metadata={"when": object()}))
     assert len(store) == 0 and len(backend.open()) == 0
 
@@ -222,6 +257,7 @@ def test_a_closed_store_refuses_to_write(backend):
     store.close()
     with pytest.raises(ValueError, match="closed: open it again"):
         store.add(memory("m1"))
+    assert len(store) == 0
     store.close()  # twice is fine
 
 
@@ -241,8 +277,28 @@ def test_a_reopened_store_still_refuses_a_foreign_embedding_model(backend):
 
 
 @pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
-def test_two_stores_cannot_fill_one_user_with_two_models(backend):
+def test_a_reopened_store_keeps_its_embedders_model_and_refuses_another(backend):
+    store = backend.open()
+    EMBEDDER.remember(store, "Eric prefers Groq", now=NOW)
+    store.close()
+    reopened = backend.open()
+    assert reopened.embedding_model == EMBEDDER.model and reopened.dimension == 384
+    with pytest.raises(EmbeddingModelMismatch, match="hashed-bow-64"):
+        Embedder("memorylab/hashed-bow-64").query(reopened, "which API?")
+    with pytest.raises(EmbeddingModelMismatch, match="not 'memorylab/hashed-bow-64'"):
+        backend.open(embedding_model="memorylab/hashed-bow-64")
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+@pytest.mark.parametrize("how", ["hand-made", "embedders"])
+def test_two_stores_cannot_fill_one_user_with_two_models(backend, how):
     first, second = backend.open(), backend.open()
+    if how == "embedders":
+        EMBEDDER.remember(first, "Eric prefers Groq", now=NOW)
+        with pytest.raises(EmbeddingModelMismatch, match="384-dimensional"):
+            Embedder("memorylab/hashed-bow-64").remember(second, "Eric prefers Ollama", now=NOW)
+        assert len(second) == 0
+        return
     first.add(memory("m1", embedding_model="model-a"))
     with pytest.raises(EmbeddingModelMismatch):
         second.add(memory("m2", embedding_model="model-b"))
@@ -256,13 +312,57 @@ def test_two_stores_cannot_fill_one_user_with_two_models(backend):
 HOSTILE = ["alice'; DROP TABLE memories; --", "%", "_", "alice%", "аlice", "alice\u200b", "ALICE"]
 
 
+def two_users(backend) -> None:
+    """Alice and Bob in one place; Bob's memory matches Alice's question best."""
+    alice, bob = backend.open("alice"), backend.open("bob")
+    EMBEDDER.remember(alice, "Alice has a cat", now=NOW - DAY)
+    EMBEDDER.remember(bob, "Bob decided the default API is Groq", importance=10, now=NOW)
+    alice.close(), bob.close()
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_a_store_holds_only_its_own_users_memories(backend):
+    two_users(backend)
+    alice, bob = backend.open("alice"), backend.open("bob")
+    mine = ("m1", backend.user("alice"), "Alice has a cat")
+    assert [(m.id, m.user_id, m.text) for m in alice] == [mine]
+    assert [m.user_id for m in bob] == [backend.user("bob")]
+    if backend.kind == "sqlite":
+        from storage.sqlite_store import list_users
+
+        assert list_users(backend.path) == ["alice", "bob"]
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_each_user_counts_ids_from_m1(backend):
+    two_users(backend)
+    assert (backend.open("alice").next_id(), backend.open("bob").next_id()) == ("m2", "m2")
+
+
 @pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
 def test_another_users_memory_is_refused_and_an_unassigned_one_is_claimed(backend):
     store = backend.open("alice")
-    bob = backend.user("bob")
-    with pytest.raises(ValueError, match="belongs to user .*only the memories of user"):
+    alice, bob = backend.user("alice"), backend.user("bob")
+    with pytest.raises(
+        ValueError, match=f"belongs to user {bob!r}.*only the memories of user {alice!r}"
+    ):
         store.add(memory("m1", user_id=bob))
-    assert store.add(memory("m1")).user_id == backend.user("alice")
+    assert store.add(memory("m1")).user_id == alice  # "default": not yet anyone's
+    if backend.kind == "sqlite":
+        from storage.sqlite_store import list_users
+
+        assert list_users(backend.path) == ["alice"]
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+@pytest.mark.parametrize(
+    ("user_id", "error"), [("", ValueError), ("  ", ValueError), (None, TypeError)]
+)
+def test_a_store_needs_a_user(backend, user_id, error):
+    with pytest.raises(error, match="user_id must be a non-empty string"):
+        backend.open_exactly(user_id)
+    if backend.kind == "sqlite":
+        assert not backend.path.exists()
 
 
 @pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
@@ -282,13 +382,18 @@ def test_hostile_and_look_alike_user_ids_stay_apart(backend):
 
 
 @pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
-def test_recall_never_reaches_another_users_memory(backend):
-    alice, bob = backend.open("alice"), backend.open("bob")
-    EMBEDDER.remember(alice, "Alice has a cat", now=NOW - DAY)
-    EMBEDDER.remember(bob, "Bob decided the default API is Groq", importance=10, now=NOW)
+def test_recall_and_the_prompt_never_reach_another_users_memory(backend):
+    two_users(backend)
     alice = backend.open("alice")
     recalled = retrieve(alice, EMBEDDER.query(alice, "which default API?"), now=NOW, k=10)
     assert [m.text for m in recalled] == ["Alice has a cat"]
+    assert [m.user_id for m in recalled] == [backend.user("alice")]
+    question = "which default API did we decide on?"
+    result = chat_with_memory(question, alice, now=NOW, k=10, embedder=EMBEDDER)
+    prompt = json.dumps(result.messages)
+    assert "Bob" not in prompt and "Groq" not in prompt
+    block = parse_memory_block(result.messages[0]["content"])
+    assert [item["text"] for item in block] == ["Alice has a cat"]
 
 
 @pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
@@ -300,8 +405,10 @@ def test_export_writes_one_users_memories_as_json_lines_that_load_back(backend, 
     store.supersede("m1", "m2")
     target = tmp_path / "alice.jsonl"
     assert store.export_jsonl(target) == 2
-    restored = [Memory.from_dict(json.loads(line)) for line in target.read_text().splitlines()]
+    lines = target.read_text(encoding="utf-8").splitlines()
+    restored = [Memory.from_dict(json.loads(line)) for line in lines]
     assert [m.to_dict() for m in restored] == [m.to_dict() for m in store]
+    assert {m.user_id for m in restored} == {backend.user("alice")}
 
 
 # --- NUL, which PostgreSQL text cannot hold: refused alike ---------------------------------
@@ -324,6 +431,153 @@ def test_a_user_id_with_nul_is_refused_alike(backend):
         backend.open("al\x00ice")
 
 
+# --- the same limits on every backend (storage/limits.py), before any SQL -------------------
+
+NOT_KEPT = "the in-memory store keeps any value: nothing is serialised, so it has no limit"
+
+
+class NoSQL:
+    """Stands in for a store's connection: any statement at all fails the test."""
+
+    def __getattr__(self, name):
+        raise AssertionError(f"SQL ran (connection.{name}) before the value was refused")
+
+
+def refused_before_sql(store, call, pattern: str) -> None:
+    """`call()` raises ValueError matching `pattern` without sending a statement."""
+    db, store._db = store._db, NoSQL()
+    try:
+        with pytest.raises(ValueError, match=pattern):
+            call()
+    finally:
+        store._db = db
+
+
+def sized_user(backend, size: int) -> str:
+    """A user name whose id (as the backend makes it unique) is `size` bytes long."""
+    suffix = len(backend.user("probe")) - len("probe")
+    return "u" * (size - suffix)
+
+
+@pytest.mark.parametrize("backend", EVERY, indirect=True)
+def test_the_longest_ids_every_backend_can_index_are_stored_and_read_back(backend):
+    if backend.kind == "memory":
+        pytest.skip(NOT_KEPT)
+    name = sized_user(backend, 1_000)
+    store = backend.open(name)
+    assert len(store.user_id.encode()) == 1_000
+    longest = "é" * 499 + "mm"  # 1,000 bytes of UTF-8 in 501 characters
+    store.add(memory(longest, embedding_model="e" * 1_000))
+    store.add(memory("m2", superseded_by=None, embedding_model="e" * 1_000))
+    store.supersede(longest, "m2")
+    assert store.next_id("p" * 990).startswith("p" * 990)
+    reopened = backend.open(name)
+    assert [(m.id, m.superseded_by) for m in reopened] == [(longest, "m2"), ("m2", None)]
+
+
+@pytest.mark.parametrize("backend", EVERY, indirect=True)
+@pytest.mark.parametrize("field", ["id", "superseded_by", "embedding_model"])
+def test_an_id_or_model_name_over_1000_bytes_is_refused_alike_before_any_sql(backend, field):
+    store = backend.open()
+    if backend.kind == "memory":
+        pytest.skip(NOT_KEPT)
+    store.add(memory("m1"))
+    too_long = "é" * 500 + "x"  # 1,001 bytes, though only 501 characters
+    values = {"id": "m2", field: too_long}
+    name = "memory id" if field == "id" else field
+    pattern = (
+        f"{name} must be at most 1,000 bytes of UTF-8 .PostgreSQL indexes .*, "
+        "got 1,001 bytes: 'éééééééééééééééééééééééé...'"
+    )
+    refused_before_sql(store, lambda: store.add(memory(values.pop("id"), **values)), pattern)
+    assert [m.id for m in store] == ["m1"] and [m.id for m in backend.open()] == ["m1"]
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_a_user_id_or_a_fixed_model_over_1000_bytes_is_refused_before_opening(backend):
+    with pytest.raises(ValueError, match="user_id must be at most 1,000 bytes .*got 1,001 bytes"):
+        backend.open_exactly("u" * 1_001)
+    with pytest.raises(ValueError, match="embedding_model must be at most 1,000 bytes"):
+        backend.open(embedding_model="e" * 1_001)
+    if backend.kind == "sqlite":
+        assert not backend.path.exists()  # refused before the file was made
+
+
+@pytest.mark.parametrize("backend", EVERY, indirect=True)
+def test_an_id_prefix_over_1000_bytes_is_refused_before_any_sql(backend):
+    store = backend.open()
+    if backend.kind == "memory":
+        pytest.skip(NOT_KEPT)
+    pattern = "prefix must be at most 1,000 bytes of UTF-8 .*got 1,001 bytes"
+    refused_before_sql(store, lambda: store.next_id("p" * 1_001), pattern)
+
+
+@pytest.mark.parametrize("backend", EVERY, indirect=True)
+def test_metadata_over_64_kib_of_json_is_refused_alike_and_64_kib_is_kept(backend):
+    store = backend.open()
+    if backend.kind == "memory":
+        pytest.skip(NOT_KEPT)
+    fits = {"blob": "x" * (65_536 - len('{"blob": ""}'))}  # 65,536 bytes as JSON, exactly
+    store.add(memory("m1", metadata=fits))
+    shown = repr('{"blob": "' + "x" * 14 + "...")  # the JSON, cut to 24 characters
+    pattern = (
+        "metadata of memory 'm2' must be at most 65,536 bytes of JSON .small extras.*"
+        f"got 65,537 bytes: {re.escape(shown)}"
+    )
+    too_big = {"blob": fits["blob"] + "x"}
+    refused_before_sql(store, lambda: store.add(memory("m2", metadata=too_big)), pattern)
+    store.get("m1").metadata = too_big  # in place: save() must refuse it just the same
+    refused_before_sql(store, store.save, pattern.replace("'m2'", "'m1'"))
+    store.get("m1").metadata = fits
+    assert backend.open().get("m1").metadata == fits
+
+
+@pytest.mark.parametrize("backend", EVERY, indirect=True)
+def test_an_embedding_over_16000_values_is_refused_alike_and_16000_are_kept(backend):
+    store = backend.open()
+    if backend.kind == "memory":
+        pytest.skip(NOT_KEPT)
+    pattern = (
+        r"embedding of memory 'm2' must have at most 16,000 values "
+        r".pgvector's vector type holds no more., got 16,001"
+    )
+    too_many = memory("m2", embedding=[1.0] * 16_001)
+    refused_before_sql(store, lambda: store.add(too_many), pattern)
+    refused_before_sql(store, lambda: store.extend([too_many]), pattern)
+    store.add(memory("m1", embedding=[0.5] * 16_000))
+    assert backend.open().get("m1").embedding == (0.5,) * 16_000
+
+
+@pytest.mark.parametrize("backend", EVERY, indirect=True)
+@pytest.mark.parametrize("field", ["text", "id", "superseded_by", "embedding_model"])
+def test_a_nul_the_memory_let_through_is_refused_by_the_store_before_any_sql(backend, field):
+    # Memory refuses NUL itself today; the store must not rely on that: it is the store's
+    # rule (PostgreSQL text cannot hold NUL), so it is forced past Memory's own check here.
+    store = backend.open()
+    if backend.kind == "memory":
+        pytest.skip(NOT_KEPT)
+    store.add(memory("m1"))
+    fresh = memory("m2", embedding_model=None)
+    object.__setattr__(fresh, field, {"id": "m\x002"}.get(field, "m\x001"))
+    name = "memory id" if field == "id" else field
+    pattern = f"{name} must not contain a NUL character"
+    refused_before_sql(store, lambda: store.add(fresh), pattern)
+    refused_before_sql(store, lambda: store.extend([fresh]), pattern)
+    if field != "id":  # in place, then saved: refused just the same
+        object.__setattr__(store.get("m1"), field, "m\x001")
+        refused_before_sql(store, store.save, pattern)
+        object.__setattr__(store.get("m1"), field, {"text": "a note"}.get(field))
+    assert [m.id for m in backend.open()] == ["m1"]
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_a_nul_in_an_id_prefix_or_a_looked_up_id_is_refused_before_any_sql(backend):
+    store = backend.open()
+    pattern = "must not contain a NUL character"
+    refused_before_sql(store, lambda: store.next_id("m\x00"), "prefix " + pattern)
+    refused_before_sql(store, lambda: store.reread("m\x001"), "memory_id " + pattern)
+
+
 # --- links between memories, under two stores ------------------------------------------------
 
 
@@ -334,10 +588,24 @@ def test_removing_a_memory_another_store_linked_to_is_refused(backend):
     first.add(memory("m2"))
     second = backend.open()
     first.supersede("m1", "m2")
-    with pytest.raises(ValueError, match="'m2' replaced 'm1'"):
+    medium = {"sqlite": "file", "postgres": "database"}[backend.kind]
+    with pytest.raises(ValueError, match=f"'m2' replaced 'm1'.*in the {medium}"):
         second.remove("m2")
     assert "m2" in second
     assert backend.open().get("m1").superseded_by == "m2"
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_a_removal_the_database_refuses_puts_the_memory_back_in_its_place(backend):
+    first = backend.open()
+    for memory_id in ("m1", "m2", "m3"):
+        first.add(memory(memory_id))
+    second = backend.open()
+    first.supersede("m1", "m2")
+    with pytest.raises(ValueError, match="'m2' replaced 'm1'"):
+        second.remove("m2")  # refused by the rows, after the store had let it go
+    assert [m.id for m in second] == ["m1", "m2", "m3"]  # the stream's order, not m2 last
+    assert second.unsaved() == []
 
 
 @pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
@@ -424,6 +692,16 @@ def test_a_failed_nested_step_that_is_caught_leaves_the_block_usable(backend):
     assert [m.id for m in store] == ["m1", "m2"]
     if backend.kind != "memory":
         assert [m.id for m in backend.open()] == ["m1", "m2"]
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_a_block_whose_transaction_the_database_ended_writes_nothing_more(backend):
+    store = backend.open()
+    with pytest.raises(RuntimeError, match="ended this block's transaction"), store.transaction():
+        store.add(memory("m1"))
+        store._db.execute("ROLLBACK")  # what SQLite does by itself after some I/O errors
+        store.add(memory("m2"))  # must not begin a transaction of its own and commit it
+    assert len(store) == 0 and len(backend.open()) == 0
 
 
 @pytest.mark.parametrize("backend", EVERY, indirect=True)
