@@ -10,7 +10,7 @@ so `memory.last_accessed = datetime.now()` is converted to epoch seconds and
 
 Fields not listed (metadata, which must be a dict) are checked by Memory itself.
 Deliberately left out: rules between fields or memories (memory_store.py, base/links.py)
-and what a database cannot hold (storage/limits.py).
+and what a file or a database cannot hold (storage/limits.py: sizes, NUL characters).
 """
 
 from __future__ import annotations
@@ -23,15 +23,12 @@ from base.validation import (
     check_importance,
     check_kind,
     check_memory_text,
-    check_no_nul,
     check_text,
 )
 
 
 def _optional_name(value: Any, name: str) -> str | None:
-    if value is None:
-        return None
-    return check_no_nul(check_text(value, name, "a non-empty string or None"), name)
+    return None if value is None else check_text(value, name, "a non-empty string or None")
 
 
 def _optional_time(value: Any, name: str) -> float | None:
@@ -44,8 +41,8 @@ def _importance(value: Any, name: str) -> float:
 
 
 _CHECKS = {  # field -> (value, name) -> the value as it is kept
-    "id": lambda value, name: check_no_nul(check_text(value, name), name),
-    "text": lambda value, name: check_no_nul(check_memory_text(value, name), name),
+    "id": lambda value, name: check_text(value, name),
+    "text": lambda value, name: check_memory_text(value, name),
     "kind": lambda value, name: check_kind(value),
     "created_at": _optional_time,
     "last_accessed": _optional_time,
@@ -53,7 +50,7 @@ _CHECKS = {  # field -> (value, name) -> the value as it is kept
     "embedding": lambda value, name: None if value is None else as_float32_vector(value, name),
     "embedding_model": _optional_name,
     "superseded_by": _optional_name,
-    "user_id": lambda value, name: check_no_nul(check_text(value, name), name),
+    "user_id": lambda value, name: check_text(value, name),
 }
 
 
