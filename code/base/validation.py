@@ -253,21 +253,6 @@ def _check_unicode(value: str, name: str) -> None:
         ) from None
 
 
-def check_no_nul(value: str, name: str) -> str:
-    """Return `value` unless it holds a NUL character, which no store can keep alike.
-
-    PostgreSQL text cannot hold NUL at all, so every text a store keeps (a memory's id,
-    text, user, model and link; a store's user) is refused with this error:
-        check_no_nul("a\x00b", "text") -> ValueError: text must not contain a NUL ...
-    """
-    if "\x00" in value:
-        raise ValueError(
-            f"{name} must not contain a NUL character (\\x00), got {value!r:.80}: "
-            "PostgreSQL text cannot hold one; remove it or replace it with a space"
-        )
-    return value
-
-
 def check_k(k: Any) -> int:
     """Return k as an int >= 1 (how many memories to return), or raise naming it."""
     return check_int(k, "k", 1, "how many memories to return")
