@@ -36,7 +36,8 @@ from base.validation import as_timestamp, check_decay_rate, check_int, check_k, 
 from memory_store import Memory
 from retriever import ScoredMemory
 from scoring import importance_score, recency_score, relevance_score, retrieval_score
-from storage.postgres_store import SCHEMA, PostgresMemoryStore, _bare_connection
+from storage.postgres_database import SCHEMA, bare_connection
+from storage.postgres_store import PostgresMemoryStore
 
 FLOAT32_UNIT = 2.0**-24  # relative rounding error of one float32 operation
 FLOAT64_UNIT = 2.0**-53
@@ -167,7 +168,7 @@ def create_hnsw_index(admin_url: str, dimension: int) -> None:
     d = check_int(dimension, "dimension", 1, "the length of the vectors")
     if d > 2000:
         raise ValueError(f"pgvector's HNSW index holds at most 2000 dimensions, got {d}")
-    db = _bare_connection(admin_url)
+    db = bare_connection(admin_url)
     try:
         db.execute(
             f"CREATE INDEX IF NOT EXISTS memories_hnsw_{d} ON {SCHEMA}.memories "

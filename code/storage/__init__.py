@@ -6,7 +6,8 @@
     sqlite_file.py     the file under it: opening safely, a stray -wal, copies
     sqlite_schema.py   the tables, version by version; older files migrated on open
     rows.py            one memory <-> one row: packed float32 vectors, per-row checksums
-    postgres_store.py  the same store on PostgreSQL with pgvector (its dialect, its schema)
+    postgres_store.py  the store's PostgreSQL dialect, with pgvector
+    postgres_database.py  the database under it: schema, roles, policies, connecting safely
     pg_server.py       a local PostgreSQL server (embedded wheel) started in a folder
 
 Stands on base/, memory_store.py and config.py; never imports the models or the chat.

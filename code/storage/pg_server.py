@@ -137,7 +137,7 @@ class PostgresServer:
 
     def lab_url(self, database: str = DATABASE, install: bool = True) -> str:
         """The URL of the lab's own role, with the schema installed (once) unless told not to."""
-        from storage.postgres_store import LAB_ROLE, install_schema
+        from storage.postgres_database import LAB_ROLE, install_schema
 
         saved = self._secrets()
         if "lab" not in saved:

@@ -20,7 +20,8 @@ import pytest
 import pg_fixtures
 from conftest import CODE
 from memory_store import Memory
-from storage.postgres_store import SCHEMA, PostgresMemoryStore
+from storage.postgres_database import SCHEMA
+from storage.postgres_store import PostgresMemoryStore
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 

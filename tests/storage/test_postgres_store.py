@@ -14,14 +14,14 @@ import pg_fixtures
 from conftest import DAY, NOW
 from memory_store import Memory
 from storage.pg_server import PostgresServer, ServerError, _free_port
-from storage.postgres_store import (
+from storage.postgres_database import (
     LAB_ROLE,
     OWNER_ROLE,
     SCHEMA,
-    PostgresMemoryStore,
     PostgresStoreError,
     install_schema,
 )
+from storage.postgres_store import PostgresMemoryStore
 
 pytestmark = pytest.mark.postgres
 
