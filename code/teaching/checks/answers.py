@@ -118,14 +118,19 @@ ANSWERS: dict[str, Answer] = {
             ("that is one day at 0.98; the lunch was never recalled in 30 days", 0.98**24),
         ),
     ),
-    "06.5": Answer(
-        "the smallest whole rating of the design review's note that breaks the loop",
-        7,
-        1e-6,
+    "06b.2": Answer(
+        "the largest recency weight at which the design review's note wins day 4",
+        0.4664,  # (m2's rel - m1's rel) / (m1's rec - m2's rec) on day 4; a test recomputes it
+        0.03,
         (
-            ("8 breaks it too, but is not the smallest", 8),
-            ("at 6 the standup's note still wins day 4 (1.61 against 1.58)", 6),
-            ("5 is the rating that loops", 5),
+            ("0.3 breaks the loop, but the question asks for the largest weight that does", 0.3),
+            ("1.0 is the default weight, at which the loop holds", 1.0),
+            ("at 0.5 the standup's note still wins day 4", 0.5),
+            (
+                "that is the ratio upside down: the relevance gap goes on top, the recency "
+                "gap below",
+                1 / 0.4664,
+            ),
         ),
     ),
 }
