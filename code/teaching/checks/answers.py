@@ -74,6 +74,21 @@ ANSWERS: dict[str, Answer] = {
             ("that is a one-day half-life: a week is 168 hours", 0.5 ** (1 / 24)),
             ("that is the half-life formula upside down: rate = 0.5 ** (1 / hours)", 0.5**168),
             ("0.995 halves in about 138 hours, not 168", 0.995),
+            (
+                "that is the 45-day half-life the table cell printed; a week is 168 hours",
+                0.5 ** (1 / (45 * 24)),
+            ),
+            ("1/168 is the exponent, not the rate: raise 0.5 to it", 1 / 168),
+            (
+                "that loses 1/168 of the recency each hour, as if decay were a straight line; "
+                "recency multiplies by the rate every hour: rate = 0.5 ** (1 / 168)",
+                1 - 1 / 168,
+            ),
+            (
+                "that loses half of it in 168 equal steps, as if decay were a straight line; "
+                "recency multiplies by the rate every hour: rate = 0.5 ** (1 / 168)",
+                1 - 0.5 / 168,
+            ),
         ),
     ),
     "02.1": Answer(
@@ -117,6 +132,7 @@ ANSWERS: dict[str, Answer] = {
         (
             ("that is the rate 0.995; the question sets 0.98", 0.995 ** (30 * 24)),
             ("that is one day at 0.98; the lunch was never recalled in 30 days", 0.98**24),
+            ("30 counts days, but the rate is per hour: 30 days are 30 * 24 hours", 0.98**30),
         ),
     ),
     "06b.2": Answer(
