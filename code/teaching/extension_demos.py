@@ -5,10 +5,11 @@
     table(rank_by_kind(store, query, now, weights=W), k=3)
 
 Everything is offline and fixed, so every run prints the same: the clock is a date in
-2026, the embedder is the offline bag of words whatever is configured, and the weights
-are the course's 0.55 / 0.25 / 0.20 (relevance leads, recency and importance break its
-ties). CHAT_MODEL pins the offline stand-ins for rating, summarising and distilling;
-set it to None to ask MEMORY_LAB_CHAT_MODEL instead.
+2026, the embedder is the word toy (memorylab/hashed-bow-384) whatever is configured, and
+the weights are the 0.55 / 0.25 / 0.20 of the course's retrieval-augmented-memory reading
+(relevance leads, recency and importance break its ties; the lab's default is the equal
+weights of the project brief, base/defaults.py). CHAT_MODEL pins the offline stand-ins for
+rating, summarising and distilling; set it to None to ask MEMORY_LAB_CHAT_MODEL instead.
 
 Also here: the two sliders of those notebooks, half_life_explorer (07a) and budget_explorer
 (07g), drawn with the learner's own recency_score and the context budget.
@@ -27,7 +28,7 @@ from llm.memory_block import format_age
 from memory_store import MemoryStore
 
 now = datetime(2026, 3, 20, 9, 0, tzinfo=UTC).timestamp()  # the notebooks' fixed "now"
-embedder = Embedder("memorylab/hashed-bow-384")  # the offline bag of words, always
+embedder = Embedder("memorylab/hashed-bow-384")  # the word toy, always
 W = (0.55, 0.25, 0.20)  # weights: relevance, recency, importance
 # The model for rating, summarising and distilling. "memorylab/offline-chat" pins the offline
 # versions; None asks MEMORY_LAB_CHAT_MODEL (a real model through litellm, if you set one).

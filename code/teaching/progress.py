@@ -11,7 +11,7 @@ check cells) and prints one line per function, then the next thing to do:
     Next: fix importance_score in code/scoring.py, Milestone 2 (02_importance_and_relevance.ipynb)
 
 Milestones 1-4 are notebooks 01-04; Milestone 5 (memory kinds) is notebook 07a, after the
-chat (05) and the failure modes (06), so the next step says so when only it is left.
+chat (05) and the failure modes (06a, 06b), so the next step says so when only it is left.
 
 Each check runs in its own short-lived Python process with a time limit, so a function
 that loops forever or crashes the interpreter is reported, not waited on. The exit
@@ -101,7 +101,7 @@ def report(outcomes: list[Outcome]) -> str:
     else:
         verb = "implement" if todo.status == "todo" else "fix"
         later = MILESTONES[todo.name].number == max(row.number for row in MILESTONES.values())
-        before = "notebooks 05 and 06 if you have not yet, then " if later else ""
+        before = "notebooks 05, 06a and 06b if you have not yet, then " if later else ""
         lines.append(f"Next: {before}{verb} {todo.name} in {where(todo.name)}.")
         if todo.status == "FAIL":
             lines += ["", *todo.message.splitlines()]

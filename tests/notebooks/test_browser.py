@@ -12,7 +12,7 @@ otherwise, so a plain `pytest` stays fast without them. With MEMORY_LAB_REQUIRE_
 (printed on failure); with MEMORY_LAB_UPDATE_SCREENSHOTS=1 they also replace the pictures
 in docs/images/.
 
-Deliberately left out: the sliders of notebooks 06, 07 and 09 (tests/notebooks/test_notebooks.py
+Deliberately left out: the sliders of notebooks 06a, 07 and 09 (tests/notebooks/test_notebooks.py
 runs every notebook top to bottom), mouse drags (arrow keys move the same handle) and the
 numbers themselves (the learner-core tests check those).
 """

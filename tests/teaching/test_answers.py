@@ -25,6 +25,10 @@ def test_a_right_number_passes_within_the_tolerance(capsys, key, answer):
         ("01.2", 0.995, "the right recency of one hour"),
         ("01.2", 0.995 * 3600, "multiplies"),
         ("01.3", 0.5 ** (1 / 24), "one-day half-life"),
+        ("01.3", 0.999358, "the 45-day half-life the table cell printed"),
+        ("01.3", 1 / 168, "1/168 is the exponent"),
+        ("01.3", 1 - 1 / 168, "as if decay were a straight line"),
+        ("04.3", 0.98**30, "30 counts days"),
         ("04.3", 0.995**720, "the rate 0.995"),
         ("03.3", 3, "the question's own weight"),
         ("00.3", 128_000 / 12, "counts words, not tokens"),
@@ -113,3 +117,29 @@ def test_a_block_within_the_budget_fits_and_one_over_it_says_lower_k(capsys):
     assert check_block_fits("x" * 44, budget_tokens=10, k=3) is False
     out = capsys.readouterr().out
     assert "got:      11 tokens for k = 3" in out and "lower k" in out
+
+
+def test_the_recency_weight_that_breaks_the_loop_is_recomputed_from_notebook_06b():
+    """06b, failure 5: day 4's ranking after three mornings of recalling the standup's note."""
+    from datetime import UTC, datetime, timedelta
+
+    from embedding_helpers import Embedder
+    from memory_store import MemoryStore
+    from retriever import rank_memories, retrieve
+
+    start, day = datetime(2026, 3, 1, 9, tzinfo=UTC), timedelta(days=1)
+    embedder, store = Embedder(), MemoryStore()
+    for text in (
+        "booked room Ada for the standup",
+        "the design review is every Thursday in room Turing",
+    ):
+        embedder.remember(store, text, importance=5, now=start - 10 * day)  # fmt: skip
+    for n in (1, 2, 3):
+        retrieve(
+            store, embedder.query(store, "which room is the standup in?"), start + n * day, k=1
+        )
+    query = embedder.query(store, "which room is the design review in?")
+    rows = {row.memory.id: row for row in rank_memories(store, query, start + 4 * day)}
+    standup, review = rows["m1"], rows["m2"]
+    largest = (review.relevance - standup.relevance) / (standup.recency - review.recency)
+    assert largest == pytest.approx(ANSWERS["06b.2"].expected, rel=1e-3)

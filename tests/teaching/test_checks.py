@@ -559,3 +559,103 @@ def test_a_wrong_kind_label_is_explained_with_the_right_kind_and_why():
 def test_missing_labels_or_no_dict_are_named(labels, match):
     with pytest.raises(CheckFailed, match=match):
         checks.check_kind_labels(labels)
+
+
+# --- notebook 04's budget step ---------------------------------------------------------------
+# A right fit_budget and the slips check_fit_budget names. Written here, in instructor-only
+# tests, because the notebook's own answer is a solution cell the student edition clears.
+
+
+def budget_prefix(ranked, budget_tokens, now):
+    """The reference: the longest prefix whose rendered block fits."""
+    from extensions.context_budget import count_tokens
+    from llm.memory_block import render_memory_block
+
+    size = 0
+    while size < len(ranked) and (
+        count_tokens(render_memory_block(ranked[: size + 1], now)) <= budget_tokens
+    ):
+        size += 1
+    return list(ranked[:size])
+
+
+def budget_skipping(ranked, budget_tokens, now):
+    """Keeps looking after a memory that does not fit: a worse one takes a better one's place."""
+    from extensions.context_budget import count_tokens
+    from llm.memory_block import render_memory_block
+
+    chosen = []
+    for candidate in ranked:
+        if count_tokens(render_memory_block([*chosen, candidate], now)) <= budget_tokens:
+            chosen.append(candidate)
+    return chosen
+
+
+def budget_texts_only(ranked, budget_tokens, now):
+    from extensions.context_budget import count_tokens
+
+    chosen, spent = [], 0
+    for candidate in ranked:
+        spent += count_tokens(candidate.text)
+        if spent > budget_tokens:
+            break
+        chosen.append(candidate)
+    return chosen
+
+
+def budget_strict(ranked, budget_tokens, now):
+    from extensions.context_budget import count_tokens
+    from llm.memory_block import render_memory_block
+
+    return [m for i, m in enumerate(ranked)
+            if count_tokens(render_memory_block(ranked[: i + 1], now)) < budget_tokens]  # fmt: skip
+
+
+def budget_ids(ranked, budget_tokens, now):
+    return [m.id for m in budget_prefix(ranked, budget_tokens, now)]
+
+
+def budget_refreshing(ranked, budget_tokens, now):
+    chosen = budget_prefix(ranked, budget_tokens, now)
+    for memory in chosen:
+        memory.last_accessed = now
+    return chosen
+
+
+def test_the_budget_cases_are_built_on_the_block_costs_they_name():
+    from extensions.context_budget import count_tokens
+    from llm.memory_block import render_memory_block
+    from teaching.checks.answers import _budget_memories
+
+    memories = _budget_memories()
+    costs = [count_tokens(render_memory_block(memories[:k], 1_000_000.0)) for k in (1, 2, 3, 4)]
+    assert costs == [49, 118, 155, 197]
+
+
+def test_a_right_budget_step_passes_every_budget_case(capsys):
+    from teaching.checks.answers import BUDGET_CASES, check_fit_budget
+
+    assert check_fit_budget(budget_prefix) is True
+    assert capsys.readouterr().out == f"fit_budget: {len(BUDGET_CASES)} checks passed\n"
+
+
+@pytest.mark.parametrize(
+    ("fit_budget", "says"),
+    [
+        (budget_skipping, "a lower-ranked memory took the place of a better one"),
+        (budget_texts_only, "only the texts were counted"),
+        (budget_strict, "at most, not less than"),
+        (budget_ids, "not their ids"),
+        (lambda ranked, budget, now: 2, "not how many"),
+        (budget_refreshing, "it changes neither the list nor a memory"),
+        (lambda ranked, budget, now: ranked[:1], "walk the ranking best first"),
+    ],
+)
+def test_each_budget_slip_is_named_with_expected_and_got(capsys, fit_budget, says):
+    from teaching.checks.answers import check_fit_budget
+
+    assert check_fit_budget(fit_budget) is False
+    out = capsys.readouterr().out
+    assert says in out
+    if "changes neither" not in out:
+        assert "expected:" in out and "got:" in out

@@ -1,10 +1,14 @@
-"""teaching/checks/failure_modes.py: blame predictions and the "your turn" checks teach."""
+"""teaching/checks/failure_modes.py: a blame gets a hint before the answer; "your turn" teaches."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
+from config import Settings
 from memory_store import Memory, MemoryStore
+from teaching.checks import failure_modes
 from teaching.checks.failure_modes import (
     FAILURES,
     SIGNALS,
@@ -12,40 +16,108 @@ from teaching.checks.failure_modes import (
     check_constraint_recalled,
     check_crowded_out,
 )
+from teaching.failure_demos import DEFAULT, assistant
 
 NOW = 1_000_000.0
 HOUR = 3600.0
-QUERY = [1.0, 0.0]
+QUERY = [1.0, 0.0, 0.0]
 
 
-def lunch_store(trivial_importance=1, trivial_hours=2, trivial_embedding=(0.6, 0.8)):
-    """A constraint (importance 9, a month old, relevance 1.0) and one fresh note (0.6)."""
+@pytest.fixture(autouse=True)
+def no_earlier_tries():
+    failure_modes.TRIES.clear()
+    yield
+    failure_modes.TRIES.clear()
+
+
+def sam_store(constraint=(0.6, 0.8, 0.0), trivial=(0.8, 0.6, 0.0), trivial_importance=1):
+    """A constraint (importance 9, 20 days old) and one trivial note an hour old."""
     store = MemoryStore()
-    store.add(Memory("m1", "allergic to peanuts", created_at=NOW - 720 * HOUR,
-                     importance=9, embedding=[1.0, 0.0]))  # fmt: skip
-    store.add(Memory("m2", "lunch was satay", created_at=NOW - trivial_hours * HOUR,
-                     importance=trivial_importance, embedding=list(trivial_embedding)))  # fmt: skip
+    store.add(Memory("m1", "never book Sam after 15:30", created_at=NOW - 480 * HOUR,
+                     importance=9, embedding=list(constraint)))  # fmt: skip
+    if trivial is not None:
+        store.add(Memory("m2", "a trivial note", created_at=NOW - HOUR,
+                         importance=trivial_importance, embedding=list(trivial)))  # fmt: skip
     return store
 
 
-def test_every_failure_blames_a_known_signal_and_explains_every_wrong_answer():
+# --- the answer key ------------------------------------------------------------------------
+
+
+def test_every_failure_blames_a_known_signal_with_a_hint_for_every_wrong_answer():
     assert sorted(FAILURES) == list(range(1, len(FAILURES) + 1))
+    fields = {f.name for f in dataclasses.fields(Settings)}
     for failure in FAILURES.values():
+        assert failure.notebook in ("06a", "06b")
         assert failure.blame in SIGNALS and failure.why and failure.fix
-        assert set(failure.slips) <= set(SIGNALS) - {failure.blame}
+        wrong = set(SIGNALS) - {failure.blame}
+        assert set(failure.hints) == wrong and set(failure.slips) == wrong, failure.number
+        assert set(failure.broken) <= fields
 
 
-def test_a_right_blame_says_why_and_the_fix(capsys):
-    assert check_blame(3, "Recency ") is True
+@pytest.mark.parametrize("number", sorted(FAILURES))
+def test_no_hint_names_the_signal_it_points_to(number):
+    failure = FAILURES[number]
+    for hint in failure.hints.values():
+        assert failure.blame not in hint.lower(), (number, hint)
+
+
+def test_each_assistant_is_the_default_with_only_its_broken_settings_changed():
+    for number, failure in FAILURES.items():
+        changed = {
+            f.name
+            for f in dataclasses.fields(Settings)
+            if getattr(assistant(number), f.name) != getattr(DEFAULT, f.name)
+        }
+        assert changed == set(failure.broken), number
+    with pytest.raises(ValueError, match="failures 1-6, got 7"):
+        assistant(7)
+
+
+# --- check_blame: right, hinted, answered ---------------------------------------------------
+
+
+def test_a_right_blame_on_the_first_try_says_why_and_the_fix(capsys):
+    assert check_blame(2, "Recency ") is True
     out = capsys.readouterr().out
-    assert "right, recency" in out and "fix: decay" in out
+    assert "right, recency, on the first try" in out and "fix: decay" in out
 
 
-def test_a_wrong_blame_prints_expected_got_and_why(capsys):
-    assert check_blame(7, "recency") is False
+def test_a_first_wrong_blame_gets_a_hint_that_points_at_the_table_not_the_answer(capsys):
+    assert check_blame(3, "recency") is False
     out = capsys.readouterr().out
-    assert "expected: importance" in out and "got:      recency" in out
-    assert "why:" in out and "likely mistake: recency does favour" in out
+    assert "not recency" in out and "hint: Recency does favour" in out
+    assert "answer:" not in out and "importance" not in out.split("hint:")[1].split("\n")[0]
+    assert "check_blame(3, blame, reveal=True)" in out
+
+
+def test_the_same_wrong_blame_again_gets_the_hint_again(capsys):
+    check_blame(3, "recency")
+    capsys.readouterr()
+    assert check_blame(3, "recency") is False
+    out = capsys.readouterr().out
+    assert "hint:" in out and "answer:" not in out
+
+
+def test_a_second_different_wrong_blame_gets_the_answer_and_why_both_tempted(capsys):
+    check_blame(3, "recency")
+    capsys.readouterr()
+    assert check_blame(3, "relevance") is False
+    out = capsys.readouterr().out
+    assert "not relevance either" in out and "answer: importance." in out
+    assert "why not recency:" in out and "why not relevance:" in out and "fix:" in out
+
+
+def test_a_right_blame_after_a_hint_says_so(capsys):
+    check_blame(1, "none")
+    assert check_blame(1, "relevance") is True
+    assert "right, relevance, after one hint" in capsys.readouterr().out
+
+
+def test_the_answer_on_request(capsys):
+    assert check_blame(5, None, reveal=True) is False
+    out = capsys.readouterr().out
+    assert "the answer, as asked" in out and "answer: recency." in out
 
 
 @pytest.mark.parametrize("blame", [None, "decay", 3])
@@ -53,57 +125,85 @@ def test_a_missing_or_unknown_blame_asks_for_one_of_the_signals(capsys, blame):
     assert check_blame(1, blame) is False
     out = capsys.readouterr().out
     assert "'relevance', 'recency', 'importance', 'none'" in out
+    assert "answer:" not in out
 
 
 def test_an_unknown_failure_number_is_a_value_error():
-    with pytest.raises(ValueError, match="failures 1-9, got 10"):
+    with pytest.raises(ValueError, match="failures 1-6, got 10"):
         check_blame(10, "recency")
 
 
-def test_a_fresh_trivial_note_crowds_out_the_constraint_at_importance_off(capsys):
-    assert check_crowded_out(lunch_store(), QUERY, NOW, "m1") is True
-    assert "reproduced" in capsys.readouterr().out
+# --- your turn: crowded out at the default weights ------------------------------------------
 
 
-def test_with_importance_weighted_nothing_is_crowded_out(capsys):
-    assert check_crowded_out(lunch_store(), QUERY, NOW, "m1", weights=(1, 1, 1)) is False
-    assert "importance switched off" in capsys.readouterr().out
+def test_an_on_topic_trivial_note_crowds_out_the_constraint_at_the_default_weights(capsys):
+    assert check_crowded_out(sam_store(), QUERY, NOW, "m1") is True
+    assert "reproduced: at weights (1.0, 1.0, 1.0)" in capsys.readouterr().out
+
+
+def test_an_off_topic_note_that_wins_on_freshness_is_not_the_failure(capsys):
+    store = sam_store(
+        constraint=(0.2, 0.98, 0.0), trivial=(0.05, 0.0, 0.99875), trivial_importance=3
+    )
+    assert check_crowded_out(store, QUERY, NOW, "m1") is False
+    assert "is not about what the question asks" in capsys.readouterr().out
 
 
 def test_a_store_without_trivia_is_not_a_reproduction(capsys):
-    assert check_crowded_out(lunch_store(trivial_importance=6), QUERY, NOW, "m1") is False
+    assert check_crowded_out(sam_store(trivial_importance=6), QUERY, NOW, "m1") is False
     assert "add a trivial memory" in capsys.readouterr().out
 
 
-def test_a_trivial_note_too_weak_to_win_is_explained(capsys):
-    store = lunch_store(trivial_hours=2000, trivial_embedding=(0.0, 1.0))
+def test_a_trivial_note_too_weak_to_win_says_how_far_short_it_is(capsys):
+    store = sam_store(trivial=(0.3, 0.95, 0.0))
     assert check_crowded_out(store, QUERY, NOW, "m1") is False
-    assert "share the question's words" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "short of the constraint's" in out and "needs more relevance" in out
 
 
 def test_a_constraint_that_is_not_rated_as_one_is_refused(capsys):
-    store = lunch_store()
+    store = sam_store()
     store.get("m1").importance = 4
     assert check_crowded_out(store, QUERY, NOW, "m1") is False
     assert "a constraint is rated 7 or more" in capsys.readouterr().out
 
 
-def test_weights_that_count_importance_enough_fix_it(capsys):
-    assert check_constraint_recalled(lunch_store(), QUERY, NOW, "m1", (1, 1, 2)) is True
+# --- your turn: saved by new weights, with relevance still counting -------------------------
+
+
+@pytest.mark.parametrize("weights", [(1, 1, 2), (1, 0.5, 1), (2.0, 1.0, 3.0)])
+def test_weights_that_weigh_importance_up_or_recency_down_save_it(capsys, weights):
+    assert check_constraint_recalled(sam_store(), QUERY, NOW, "m1", weights) is True
     assert "fixed" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
     ("weights", "says"),
-    [(None, "set fix_weights"), ((1, 1, 0), "still has weight 0"), ((1, 1, 0.1), "not enough")],
+    [
+        (None, "set fix_weights"),
+        ((1, 1, 1), "are the weights your store fails at"),
+        ((0, 0, 1), "keep relevance on"),
+        ((1, 1, 0), "still has weight 0"),
+        ((1, 1, 1.05), "weigh the signal that protects the constraint more"),
+        ((0.1, 0.1, 1), "would answer every question with its most important note"),
+        ((1, -1, 1), "three weights, each a number >= 0"),
+        ("1, 1, 2", "three weights, each a number >= 0"),
+    ],
 )
-def test_a_fix_that_does_not_work_says_what_to_change(capsys, weights, says):
-    assert check_constraint_recalled(lunch_store(), QUERY, NOW, "m1", weights) is False
+def test_a_fix_that_is_no_fix_says_why(capsys, weights, says):
+    assert check_constraint_recalled(sam_store(), QUERY, NOW, "m1", weights) is False
     assert says in capsys.readouterr().out
 
 
 def test_removing_the_trivial_note_is_not_a_fix(capsys):
-    store = lunch_store()
+    store = sam_store()
     store.remove("m2")
-    assert check_constraint_recalled(store, QUERY, NOW, "m1", (1, 1, 1)) is False
-    assert "keep the store that fails" in capsys.readouterr().out
+    assert check_constraint_recalled(store, QUERY, NOW, "m1", (1, 1, 2)) is False
+    assert "change only the weights" in capsys.readouterr().out
+
+
+def test_the_fix_check_leaves_the_learners_store_as_it_was():
+    store = sam_store()
+    before = [m.to_dict() for m in store]
+    check_constraint_recalled(store, QUERY, NOW, "m1", (1, 1, 2))
+    assert [m.to_dict() for m in store] == before

@@ -1,7 +1,7 @@
 """docs/learning-objectives.md cannot rot: every notebook, section and check it names exists.
 
-Also keeps the self-assessment in step: EVALUATION.md's failure-mode rows are notebook 06's
-sections, and every answer cell a notebook holds is one the answer checks know.
+Also keeps the self-assessment in step: EVALUATION.md's failure-mode rows are the sections of
+notebooks 06a and 06b, and every answer cell a notebook holds is one the answer checks know.
 """
 
 from __future__ import annotations
@@ -121,12 +121,18 @@ def test_every_answer_check_has_exactly_one_cell_in_its_own_notebook():
         assert len(notebooks) == 1 and next(iter(notebooks)).startswith(key[:2]), (key, notebooks)
 
 
-# --- the self-assessment follows notebook 06 --------------------------------------------
+# --- the self-assessment follows notebooks 06a and 06b ------------------------------------
+
+FAILURE_NOTEBOOKS = ("06a_failure_modes.ipynb", "06b_failure_modes.ipynb")
+
+
+def numbered_failures(notebook: str) -> list[str]:
+    """A failure notebook's numbered sections: ['1. Fixation on an old trivial memory', ...]."""
+    return [h for h in headings(notebook) if re.match(r"\d+\. ", h)]
 
 
 def notebook_06_failures() -> list[str]:
-    """The numbered sections of notebook 06: ['1. Fixation on an old trivial memory', ...]."""
-    return [h for h in headings("06_failure_modes.ipynb") if re.match(r"\d+\. ", h)]
+    return [h for notebook in FAILURE_NOTEBOOKS for h in numbered_failures(notebook)]
 
 
 def evaluation_failure_rows() -> list[str]:
@@ -139,23 +145,50 @@ def evaluation_failure_rows() -> list[str]:
     ]
 
 
-def test_evaluation_has_one_failure_row_per_section_of_notebook_06():
+def test_evaluation_has_one_failure_row_per_section_of_notebooks_06a_and_06b():
     assert evaluation_failure_rows() == notebook_06_failures()
 
 
-def test_the_blame_checks_know_every_failure_of_notebook_06():
-    titles = [f"{f.number}. {f.title}" for f in failure_modes.FAILURES.values()]
-    assert titles == notebook_06_failures()
+def test_the_blame_checks_know_every_failure_and_its_notebook():
+    for notebook in FAILURE_NOTEBOOKS:
+        titles = [
+            f"{f.number}. {f.title}"
+            for f in failure_modes.FAILURES.values()
+            if notebook.startswith(f.notebook + "_")
+        ]
+        assert titles == numbered_failures(notebook), notebook
 
 
-def test_notebook_06_checks_a_blame_for_every_failure():
-    cells = nbformat.read(ROOT / "notebooks" / "06_failure_modes.ipynb", as_version=4).cells
-    blamed = [int(n) for c in cells for n in re.findall(r"check_blame\((\d+), blame\)", c.source)]
-    assert blamed == sorted(failure_modes.FAILURES)
+def test_each_failure_notebook_checks_a_blame_for_each_of_its_failures_in_order():
+    for notebook in FAILURE_NOTEBOOKS:
+        cells = nbformat.read(ROOT / "notebooks" / notebook, as_version=4).cells
+        blamed = [
+            int(n) for c in cells for n in re.findall(r"check_blame\((\d+), blame\)", c.source)
+        ]
+        mine = [
+            f.number for f in failure_modes.FAILURES.values() if notebook.startswith(f.notebook)
+        ]
+        assert blamed == mine, notebook
 
 
-def test_evaluation_has_a_criterion_for_each_of_the_seven_objectives():
-    section = EVALUATION[EVALUATION.index("## The seven learning objectives") :]
-    section = section[: section.index("\n## ", 1)]
-    numbers = re.findall(r"^\| (\d) \|", section, re.MULTILINE)
-    assert numbers == [str(n) for n in range(1, 8)]
+def test_no_failure_names_its_cause_before_the_prediction():
+    """Between a failure's heading and its check_blame cell: no broken setting, and no prose
+    naming the signal to blame. The fix, which does, comes after the prediction."""
+    for notebook in FAILURE_NOTEBOOKS:
+        cells = nbformat.read(ROOT / "notebooks" / notebook, as_version=4).cells
+        section: list[tuple[str, str]] = []  # (cell type, text) since the last heading
+        for cell in cells:
+            heading = re.search(r"^#+ \d+\. ", cell.source, re.MULTILINE)
+            if heading:
+                section = [(cell.cell_type, cell.source[heading.start() :])]
+                continue
+            found = re.findall(r"check_blame\((\d+), blame\)", cell.source)
+            if found:
+                failure = failure_modes.FAILURES[int(found[0])]
+                text = "\n".join(t for _, t in section)
+                prose = "\n".join(t for kind, t in section if kind == "markdown")
+                for name, value in failure.broken.items():
+                    assert name not in text and str(value) not in text, (notebook, name)
+                if failure.blame != "none":
+                    assert failure.blame not in prose.lower(), (notebook, failure.number)
+            section.append((cell.cell_type, cell.source))

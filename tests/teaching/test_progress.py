@@ -99,7 +99,7 @@ def test_when_only_milestone_5_is_left_progress_points_to_notebooks_05_and_06_fi
     outcomes[-2] = Outcome("kind_recency_score", "todo", "not implemented yet")
     text = report(outcomes)
     assert (
-        "Next: notebooks 05 and 06 if you have not yet, then implement kind_recency_score in "
+        "Next: notebooks 05, 06a and 06b if you have not yet, then implement kind_recency_score in "
         "code/scoring.py, Milestone 5 (07a_kinds.ipynb)." in text
     )
     assert "Milestone 5  kind_recency_score  todo" in text

@@ -9,7 +9,7 @@
     m3_retrieval_score.py       Milestone 3: retrieval_score
     m4_retriever.py             Milestone 4: rank_memories, retrieve (scenarios on stores)
     m5_kinds.py                 Milestone 5: kind_recency_score, retrieve_by_kind; kind labels
-    failure_modes.py            notebook 06: blame a signal, reproduce a failure, fix it
+    failure_modes.py            notebooks 06a-06b: blame a signal from the table, then fix it
     answers.py                  answer cells: numbers checked with a tolerance, a recall's
                                 fields, the memory block's tokens (formative, not graded)
 

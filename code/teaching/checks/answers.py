@@ -9,9 +9,10 @@ which prints "01.2: right, 1.456e-08 ..." or what was expected, what came back a
 likely slip (a slip is modelled by the value it gives, as the milestone checks model
 mistakes). With `answer = None` it only says that no answer is recorded yet.
 
-Two more formative checks sit beside it, both on the learner's own functions:
-`check_recall_changes` (which fields of a memory does a recall change? notebook 04) and
-`check_block_fits` (does the rendered memory block fit the token budget? notebook 04).
+Three more formative checks sit beside it, on the learner's own functions:
+`check_recall_changes` (which fields of a memory does a recall change? notebook 04),
+`check_fit_budget` (the budget step the learner writes in notebook 04: which memories fit a
+token budget, best first) and `check_block_fits` (does a rendered memory block fit?).
 
 These checks print and return True or False; they never stop a notebook and are not graded.
 Deliberately left out: questions whose answer is an explanation; those are answered in
@@ -73,6 +74,21 @@ ANSWERS: dict[str, Answer] = {
             ("that is a one-day half-life: a week is 168 hours", 0.5 ** (1 / 24)),
             ("that is the half-life formula upside down: rate = 0.5 ** (1 / hours)", 0.5**168),
             ("0.995 halves in about 138 hours, not 168", 0.995),
+            (
+                "that is the 45-day half-life the table cell printed; a week is 168 hours",
+                0.5 ** (1 / (45 * 24)),
+            ),
+            ("1/168 is the exponent, not the rate: raise 0.5 to it", 1 / 168),
+            (
+                "that loses 1/168 of the recency each hour, as if decay were a straight line; "
+                "recency multiplies by the rate every hour: rate = 0.5 ** (1 / 168)",
+                1 - 1 / 168,
+            ),
+            (
+                "that loses half of it in 168 equal steps, as if decay were a straight line; "
+                "recency multiplies by the rate every hour: rate = 0.5 ** (1 / 168)",
+                1 - 0.5 / 168,
+            ),
         ),
     ),
     "02.1": Answer(
@@ -116,16 +132,22 @@ ANSWERS: dict[str, Answer] = {
         (
             ("that is the rate 0.995; the question sets 0.98", 0.995 ** (30 * 24)),
             ("that is one day at 0.98; the lunch was never recalled in 30 days", 0.98**24),
+            ("30 counts days, but the rate is per hour: 30 days are 30 * 24 hours", 0.98**30),
         ),
     ),
-    "06.5": Answer(
-        "the smallest whole rating of the design review's note that breaks the loop",
-        7,
-        1e-6,
+    "06b.2": Answer(
+        "the largest recency weight at which the design review's note wins day 4",
+        0.4664,  # (m2's rel - m1's rel) / (m1's rec - m2's rec) on day 4; a test recomputes it
+        0.03,
         (
-            ("8 breaks it too, but is not the smallest", 8),
-            ("at 6 the standup's note still wins day 4 (1.61 against 1.58)", 6),
-            ("5 is the rating that loops", 5),
+            ("0.3 breaks the loop, but the question asks for the largest weight that does", 0.3),
+            ("1.0 is the default weight, at which the loop holds", 1.0),
+            ("at 0.5 the standup's note still wins day 4", 0.5),
+            (
+                "that is the ratio upside down: the relevance gap goes on top, the recency "
+                "gap below",
+                1 / 0.4664,
+            ),
         ),
     ),
 }
@@ -267,6 +289,108 @@ def check_recall_changes(predicted) -> bool:
 
 
 # --- paging into a budget: tokens, not only k ------------------------------------------
+
+
+def _budget_memories() -> list[Memory]:
+    """Four memories, best first, of very different lengths (block costs: 49, 118, 155, 197)."""
+    texts = (
+        ("m1", "Eric prefers Groq for the default API"),
+        ("m2", "The staging API key expires at the end of March; rotate it in the vault and "
+               "tell the team in the channel before Friday, or the nightly jobs fail"),
+        ("m3", "lunch with Maya"),
+        ("m4", "the Acme contract renews every March"),
+    )  # fmt: skip
+    return [
+        Memory(
+            memory_id,
+            text,
+            created_at=COURSE_NOW - (n + 1) * 24 * SECONDS_PER_HOUR,
+            importance=5,
+            embedding=[1.0, 0.0],
+        )
+        for n, (memory_id, text) in enumerate(texts)
+    ]
+
+
+TEXTS_ONLY = "only the texts were counted: the block's dates, ages and markers cost tokens too"
+# (what is asked, the budget, how many of the four are ranked, the ids that fit,
+#  {the ids a slip gives: the slip})
+BUDGET_CASES = (
+    ("everything fits", 200, 4, ("m1", "m2", "m3", "m4"), {}),
+    (
+        "the second memory is too long",
+        100,
+        4,
+        ("m1",),
+        {
+            ("m1", "m3"): "a lower-ranked memory took the place of a better one that did not "
+            "fit: stop at the first memory that does not fit",
+            ("m1", "m2", "m3", "m4"): TEXTS_ONLY,
+        },
+    ),
+    (
+        "a block of exactly the budget",
+        49,
+        4,
+        ("m1",),
+        {(): "a block that costs exactly budget_tokens fits: at most, not less than",
+         ("m1", "m2", "m3", "m4"): TEXTS_ONLY},
+    ),
+    (
+        "not even the best memory fits",
+        40,
+        4,
+        (),
+        {("m1",): "the first memory was kept although its block costs more than the budget"},
+    ),
+    ("two of three", 150, 3, ("m1", "m2"), {("m1", "m2", "m3"): TEXTS_ONLY}),
+    ("nothing was recalled", 100, 0, (), {}),
+)  # fmt: skip
+
+
+def check_fit_budget(fit_budget) -> bool:
+    """Run the learner's fit_budget(ranked, budget_tokens, now) on fixed memories and budgets."""
+    if not callable(fit_budget):
+        print(f"expected: the function fit_budget\ngot:      {fit_budget!r}")
+        return False
+    for question, budget, n, expected, slips in BUDGET_CASES:
+        ranked = _budget_memories()[:n]
+        before = [memory.to_dict() for memory in ranked]
+        given = list(ranked)
+        call = f"fit_budget({[m.id for m in ranked]}, budget_tokens={budget}, now)"
+        try:
+            got = fit_budget(given, budget, COURSE_NOW)
+        except NotImplementedError:
+            print("fit_budget is not implemented yet: write its body in the cell above.")
+            return False
+        if isinstance(got, int) and not isinstance(got, bool):
+            mistake = "return the memories that fit (a list of Memory), not how many"
+        elif not isinstance(got, (list, tuple)) or not all(isinstance(m, Memory) for m in got):
+            mistake = "return a list of the Memory objects that fit, best first (not their ids)"
+        else:
+            ids = tuple(memory.id for memory in got)
+            if ids == expected:
+                if given != ranked or [m.to_dict() for m in ranked] != before:
+                    print(
+                        f"{call}\n  the right memories, but the input changed\n  likely "
+                        "mistake: fit_budget only chooses; it changes neither the list nor "
+                        "a memory (the recall already refreshed them)"
+                    )
+                    return False
+                continue
+            mistake = slips.get(
+                ids,
+                "walk the ranking best first and keep each memory while the rendered "
+                "block of all kept so far, it included, costs at most budget_tokens",
+            )
+            got = list(ids)
+        print(
+            f"{call}  ({question})\n  expected: {list(expected)}\n  got:      {got!r}\n"
+            f"  likely mistake: {mistake}"
+        )
+        return False
+    print(f"fit_budget: {len(BUDGET_CASES)} checks passed")
+    return True
 
 
 def check_block_fits(block: str, budget_tokens: int, k: int | None = None) -> bool:

@@ -290,7 +290,7 @@ KIND_SCENARIOS = [
         },
     ),
     KindScenario(
-        "the course's weights 0.55 / 0.25 / 0.20",
+        "the retrieval-augmented-memory weights 0.55 / 0.25 / 0.20",
         STREAM,
         (1.0, 0.0),
         4,

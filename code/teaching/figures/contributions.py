@@ -5,7 +5,7 @@
 draws one horizontal bar per memory, split into weight x relevance, weight x recency and
 weight x importance, with a slider per weight. The title names the k memories that make
 the prompt's budget, ranked by the learner's own rank_memories, so moving a weight shows
-which signal decides. Notebook 06 uses it to show when recency and importance must help.
+which signal decides. Notebook 06a uses it to show when recency and importance must help.
 
 Deliberately left out: any scoring of its own; every number comes from the learner's
 functions (the signals from one rank_memories call, the top k from one per move).
