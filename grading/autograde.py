@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from grading.editions import CELL_TIMEOUT, release
-from grading.grader import Graded, grade
+from grading.grader import SUBMISSION_SECONDS, Graded, grade
 from grading.layout import ASSIGNMENT, COURSE
 from grading.markers import BuildError
 from grading.results import maxima, write_csv, write_feedback, write_gradebook
@@ -132,8 +132,11 @@ def table(results: list[Graded], isolated: bool = True) -> str:
     lines = [f"{'student':<{width}}" + "".join(f"  {h}" for h in headers)]
     for r in results:
         points = [r.milestone(n) for n in most] + [r.total]
+        late = f"  time budget of {SUBMISSION_SECONDS:g} s used up" if r.out_of_time else ""
         lines.append(
-            f"{r.student:<{width}}" + "".join(f"  {p:>{len(h)}g}" for p, h in zip(points, headers))
+            f"{r.student:<{width}}"
+            + "".join(f"  {p:>{len(h)}g}" for p, h in zip(points, headers))
+            + late
         )
     if not isolated:
         lines.append(NOT_ISOLATED)

@@ -1,14 +1,19 @@
-"""Grade one submission: stage its two files, run three sandboxed workers, judge.
+"""Grade one submission: stage its two files, run sandboxed workers, judge.
 
-    run 1  the functions of scoring.py (Milestones 1-3 and kind_recency_score of 5) on the
-           learner's scoring.py
-    run 2  the functions of retriever.py (Milestone 4 and retrieve_by_kind of 5): the
-           learner's retriever.py on the instructor's reference scoring, so a scoring
-           mistake costs only its own milestone (and retriever code cannot patch the
-           scoring graded in run 1: that ran in another process)
-    run 3  the retriever's public checks on the learner's own scoring, only for the hint:
-           when it changes the retriever's answers, the feedback says which milestone to
-           fix first
+    scoring    the functions of scoring.py (Milestones 1-3 and kind_recency_score of 5) on
+               the learner's scoring.py
+    retriever  the functions of retriever.py (Milestone 4 and retrieve_by_kind of 5): the
+               learner's retriever.py on the instructor's reference scoring, so a scoring
+               mistake costs only its own milestone (and retriever code cannot patch the
+               scoring graded in the first run: that ran in another process)
+    hint       the retriever's public checks on the learner's own scoring, only for the
+               feedback: when it changes the retriever's answers, it says which milestone
+               to fix first
+
+Each is run twice, public cells first, then hidden cells in a fresh worker of their own:
+whatever the learner's code learns from a hidden input dies with that worker, before any
+later answer can show it. All the runs of one submission share one time budget
+(SUBMISSION_SECONDS); cells left when it is spent score 0, and the table says so.
 
 Staging follows nothing: a file is copied only if it is a regular file (no symlink,
 device or fifo), under the size cap, in a code/ folder that is itself no symlink.
@@ -28,10 +33,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grading.layout import LEARNER_FILES, REGISTRY, ROOT
-from grading.sandbox import RUN_SECONDS, Worker
-from grading.verdict import CELLS, Outcome, failure, run_cell
+from grading.sandbox import Worker
+from grading.verdict import CELLS, Files, Outcome, failure, run_cell
 
-MAX_BYTES = 256 << 10  # a learner file; the reference is about 6 KB
+MAX_BYTES = 256 << 10  # a learner file; the reference is about 9 KB
+SUBMISSION_SECONDS = 60.0  # wall clock for all the runs of one submission (honest: < 1 s)
+MODULE = {name: row.module for name, row in REGISTRY.MILESTONES.items()}  # function -> file
 
 
 @dataclass
@@ -44,6 +51,7 @@ class Graded:
     hint: str = ""
     seconds: float = 0.0
     isolated: bool = True
+    out_of_time: bool = False  # the submission's time budget ran out before every cell ran
 
     def milestone(self, number: int) -> float:
         return sum(o.score for o in self.outcomes if o.cell.milestone == number)
@@ -107,37 +115,49 @@ def stage(submission: Path, folder: Path) -> tuple[dict[str, Path], list[str]]:
     return {"own": own, "reference": reference}, notes
 
 
-def run(cells, folder: Path, modules: list[str], slot: int, isolated: bool, stop_early=True):
-    """Outcomes of `cells` from workers over `folder`; a fresh worker after one dies."""
+def run(cells, folder: Path, modules: list[str], files: Files, budget: Budget, stop_early=True):
+    """Outcomes of `cells` from fresh workers over `folder`; a new worker after one dies."""
     outcomes, worker = [], None
-    deadline = time.monotonic() + RUN_SECONDS  # for the run, however many workers it takes
     try:
         for cell in cells:
-            if time.monotonic() > deadline:
+            if time.monotonic() > budget.deadline:
+                budget.spent = True
                 where = REGISTRY.where(cell.function)
-                message = f"not checked: your code used up the run's {RUN_SECONDS:g} s ({where})"
+                message = (f"not checked: your code used up the submission's "
+                           f"{SUBMISSION_SECONDS:g} s ({where})")  # fmt: skip
                 outcomes.append(Outcome(cell, message=message))
                 continue
             if worker is None or worker.process.poll() is not None:
                 if worker is not None:
                     worker.__exit__()
-                worker = Worker(folder, modules, slot, isolated)
+                worker = Worker(folder, modules, budget.slot, budget.isolated,
+                                deadline=budget.deadline)  # fmt: skip
             hello = worker.hello or {}
             if "import_error" in hello:
                 outcome = Outcome(cell)
-                outcome.message = import_message(hello, cell.function, folder)
+                outcome.message = import_message(hello, cell.function, folder, files)
                 outcomes.append(outcome)
                 continue
-            outcomes.append(run_cell(cell, worker.ask, folder, stop_early))
+            outcomes.append(run_cell(cell, worker.ask, files, stop_early))
     finally:
         if worker is not None:
             worker.__exit__()
     return outcomes
 
 
-def import_message(hello: dict, function: str, folder: Path) -> str:
+@dataclass
+class Budget:
+    """Where one submission's workers run, and until when."""
+
+    slot: int
+    isolated: bool
+    deadline: float
+    spent: bool = False
+
+
+def import_message(hello: dict, function: str, folder: Path, files: Files) -> str:
     name = "scoring" if hello.get("import_error") == "scoring" else "retriever"
-    crash = failure({k: v for k, v in hello.items() if k != "import_error"}, function, folder)
+    crash = failure({k: v for k, v in hello.items() if k != "import_error"}, function, files)
     if not (folder / f"{name}.py").is_file():
         return f"code/{name}.py is missing, so {function} could not be imported or checked"
     first = (crash or "").split("\n")[0].replace(f"{function} raised", "it raised")
@@ -163,26 +183,42 @@ def hint(own: list[Outcome], reference: list[Outcome], first: list[Outcome]) -> 
                 f" '{scenario.title}' — fix Milestone {worst.milestone} first"
             )
     return ""  # the learner's scoring gives the same answers: nothing to add
-    return ""
 
 
 def grade(submission: Path, slot: int = 0, isolated: bool = True) -> Graded:
     start = time.monotonic()
     graded = Graded(submission.name, isolated=isolated)
+    budget = Budget(slot, isolated, start + SUBMISSION_SECONDS)
     with tempfile.TemporaryDirectory(prefix="memory-lab-grade-") as scratch:
         Path(scratch).chmod(0o755)
         folders, graded.notes = stage(submission, Path(scratch))
-        first = [c for c in CELLS if REGISTRY.MILESTONES[c.function].module == "scoring"]
-        last = [c for c in CELLS if REGISTRY.MILESTONES[c.function].module == "retriever"]
         if not folders:
             graded.outcomes = [Outcome(c, message=graded.notes[0]) for c in CELLS]
         else:
-            scoring = run(first, folders["own"], ["scoring"], slot, isolated)
-            retriever = run(last, folders["reference"], ["scoring", "retriever"], slot, isolated)
-            graded.outcomes = sorted(scoring + retriever, key=lambda o: CELLS.index(o.cell))
-            if any(o.score == 0 for o in scoring) and any(o.score for o in retriever):
-                public = [c for c in last if not c.hidden]
-                own = run(public, folders["own"], ["scoring", "retriever"], slot, isolated, False)
-                graded.hint = hint(own, [o for o in retriever if not o.cell.hidden], scoring)
+            graded.outcomes, graded.hint = runs(CELLS, folders, budget)
     graded.seconds = time.monotonic() - start
+    graded.out_of_time = budget.spent
     return graded
+
+
+def runs(cells, folders: dict[str, Path], budget: Budget) -> tuple[list[Outcome], str]:
+    """Every cell's outcome, public runs first, then hidden ones; and the fix-first hint."""
+    own, reference = folders["own"], folders["reference"]
+    mine = {name: own / name for name in ("scoring.py", "retriever.py")}
+    theirs = {"retriever.py": own / "retriever.py"}  # never the reference scoring.py
+
+    def part(module: str, hidden: bool) -> list:
+        return [c for c in cells if MODULE[c.function] == module and c.hidden == hidden]
+
+    both = ["scoring", "retriever"]
+    scoring = run(part("scoring", False), own, ["scoring"], mine, budget)
+    retriever = run(part("retriever", False), reference, both, theirs, budget)
+    hint_text = ""
+    if any(o.score == 0 for o in scoring) and any(o.score for o in retriever):
+        public = part("retriever", False)
+        with_own = run(public, own, both, mine, budget, stop_early=False)
+        hint_text = hint(with_own, retriever, scoring)
+    scoring += run(part("scoring", True), own, ["scoring"], mine, budget)
+    retriever += run(part("retriever", True), reference, both, theirs, budget)
+    order = {cell.id: index for index, cell in enumerate(cells)}
+    return sorted(scoring + retriever, key=lambda o: order[o.cell.id]), hint_text

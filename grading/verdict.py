@@ -9,7 +9,9 @@ float, ids of the case's own memories, a last_accessed map of floats).
 
 Messages follow the graded-feedback policy: a public case shows its call, expected value
 and the validated answer; a hidden case shows only the likely mistake; a crash shows the
-exception's class (from a fixed list) and the line the parent reads from the staged file.
+exception's class (from a fixed list) and the line the parent reads from the learner's own
+staged file, never from another file of the run (the reference scoring.py of the
+Milestone 4 run): `files` maps the names a reply may quote to the learner's copies.
 
     >>> CELLS[0].id, CELLS[0].function, len(CELLS[0].cases)
     ('check_recency_score', 'recency_score', 7)
@@ -20,6 +22,7 @@ from __future__ import annotations
 import builtins
 import math
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -149,13 +152,16 @@ def _float(value) -> float | None:
     return value if type(value) is float else None
 
 
-def _line(staged: Path, reply: dict) -> str:
-    """' (line 12 of code/scoring.py: `return x / y`)', read from the staged file."""
+Files = Mapping[str, Path]  # "retriever.py" -> the learner's staged copy: what may be quoted
+
+
+def _line(files: Files, reply: dict) -> str:
+    """' (line 12 of code/scoring.py: `return x / y`)', read from the learner's own file."""
     name, number = reply.get("file"), reply.get("line")
-    if name not in ("scoring.py", "retriever.py") or type(number) is not int:
-        return ""
+    if name not in files or type(number) is not int:
+        return ""  # subtle: in the Milestone 4 run, scoring.py is the reference: never quoted
     try:
-        lines = (staged / name).read_text(encoding="utf-8-sig", errors="replace").splitlines()
+        lines = files[name].read_text(encoding="utf-8-sig", errors="replace").splitlines()
     except OSError:
         return ""
     if not 1 <= number <= len(lines):
@@ -163,7 +169,7 @@ def _line(staged: Path, reply: dict) -> str:
     return f" (line {number} of code/{name}: `{lines[number - 1].strip()[:100]}`)"
 
 
-def failure(reply: dict | None, function: str, staged: Path) -> str | None:
+def failure(reply: dict | None, function: str, files: Files) -> str | None:
     """The message for a reply that is no answer at all (stub, crash, dead worker)."""
     if reply is None:
         return (
@@ -180,16 +186,16 @@ def failure(reply: dict | None, function: str, staged: Path) -> str | None:
             name, "read the line, then compare it with the docstring"
         )
         return (
-            f"{function} raised {name}{_line(staged, reply)}\n  likely mistake: {hint}\n"
+            f"{function} raised {name}{_line(files, reply)}\n  likely mistake: {hint}\n"
             f"  (fix it in {REGISTRY.where(function)})"
         )
     return None
 
 
-def judge_numbers(cell: Cell, replies: list, staged: Path) -> str | None:
+def judge_numbers(cell: Cell, replies: list, files: Files) -> str | None:
     results = []
     for case, reply in zip(cell.cases, replies):
-        message = failure(reply, cell.function, staged)
+        message = failure(reply, cell.function, files)
         if message:
             return message
         got = _float(reply.get("value"))
@@ -250,10 +256,10 @@ SHAPES = {
 
 
 def judge_scenario(
-    cell: Cell, scenario, reply: dict | None, staged: Path
+    cell: Cell, scenario, reply: dict | None, files: Files
 ) -> tuple[str | None, list | None]:
     """(message or None, the validated ids) for one store."""
-    message = failure(reply, cell.function, staged)
+    message = failure(reply, cell.function, files)
     if message:
         return message, None
     call = scenario.call() if cell.function != RANKS else (
@@ -310,7 +316,7 @@ def _scenario_message(cell, call, scenario, got, hint, where) -> str:
     return f"{call}\n  expected: {expected}\n  got:      {got}\n  likely mistake: {hint}\n{where}"
 
 
-def run_cell(cell: Cell, ask, staged: Path, stop_early: bool = True) -> Outcome:
+def run_cell(cell: Cell, ask, files: Files, stop_early: bool = True) -> Outcome:
     """Send every case of `cell` to `ask` (a worker's), judge the replies."""
     outcome = Outcome(cell)
     if cell.function in MISTAKES:
@@ -320,10 +326,10 @@ def run_cell(cell: Cell, ask, staged: Path, stop_early: bool = True) -> Outcome:
             replies.append(reply)
             if reply is None or reply.get("stub") is True:
                 break  # a dead worker or a stub: the rest cannot pass
-        outcome.message = judge_numbers(cell, replies, staged) or ""
+        outcome.message = judge_numbers(cell, replies, files) or ""
     else:
         for scenario in cell.cases:
-            message, ids = judge_scenario(cell, scenario, ask(request(cell, scenario)), staged)
+            message, ids = judge_scenario(cell, scenario, ask(request(cell, scenario)), files)
             outcome.answers.append(ids)
             if message and not outcome.message:
                 outcome.message = message

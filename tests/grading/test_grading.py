@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import ClassVar
 
 import nbformat
 import pytest
@@ -231,31 +232,31 @@ def test_a_symlinked_code_folder_is_refused(tmp_path):
         None,  # the worker died or hung
     ],
 )
-def test_the_parent_accepts_only_an_exact_float_and_quotes_nothing_unvalidated(reply, tmp_path):
+def test_the_parent_accepts_only_an_exact_float_and_quotes_nothing_unvalidated(reply):
     from grading.verdict import CELLS, run_cell
 
     cell = next(c for c in CELLS if c.id == "check_importance_score")
-    outcome = run_cell(cell, lambda request: reply, tmp_path)
+    outcome = run_cell(cell, lambda request: reply, {})
     assert outcome.score == 0.0
     assert "<" not in outcome.message
     assert "expected" in outcome.message or "likely mistake" in outcome.message
 
 
-def test_the_parent_scores_exact_right_floats_in_full(tmp_path):
+def test_the_parent_scores_exact_right_floats_in_full():
     from grading.verdict import CELLS, run_cell
 
     cell = next(c for c in CELLS if c.id == "check_importance_score")
     answers = iter(case.expected for case in cell.cases)
-    outcome = run_cell(cell, lambda request: {"value": float(next(answers))}, tmp_path)
+    outcome = run_cell(cell, lambda request: {"value": float(next(answers))}, {})
     assert (outcome.score, outcome.message) == (cell.points, "")
 
 
-def test_hidden_cases_come_from_the_instructor_notebooks_and_never_show_their_inputs(tmp_path):
+def test_hidden_cases_come_from_the_instructor_notebooks_and_never_show_their_inputs():
     from grading.verdict import CELLS, run_cell
 
     cell = next(c for c in CELLS if c.id == "check_recency_score_hidden")
     assert len(cell.cases) == 7 and cell.hidden
-    outcome = run_cell(cell, lambda request: {"value": 0.5}, tmp_path)
+    outcome = run_cell(cell, lambda request: {"value": 0.5}, {})
     assert outcome.score == 0.0
     assert "hidden case failed" in outcome.message
     assert "0.970299" not in outcome.message and "0.5" not in outcome.message
@@ -312,3 +313,70 @@ def test_the_feedback_page_is_escaped_offline_and_capped(tmp_path):
     folder = tmp_path / "feedback" / "ana" / "milestones"
     assert {p.name for p in folder.iterdir()} == {"feedback.html", "timestamp.txt",
                                                   "submission_secret.txt"}  # fmt: skip
+
+
+def test_a_crash_line_is_quoted_only_from_the_learner_own_file(tmp_path):
+    from grading.verdict import CELLS, run_cell
+
+    mine = tmp_path / "retriever.py"
+    mine.write_text("def retrieve(store, query, now):\n    return store.missing\n")
+    cell = next(c for c in CELLS if c.id == "check_retrieve")
+    crafted = {"error": "ValueError", "file": "scoring.py", "line": 2}  # the reference's line
+    outcome = run_cell(cell, lambda request: crafted, {"retriever.py": mine})
+    assert "raised ValueError\n" in outcome.message and "line 2" not in outcome.message
+    own = {"error": "AttributeError", "file": "retriever.py", "line": 2}
+    outcome = run_cell(cell, lambda request: own, {"retriever.py": mine})
+    assert "line 2 of code/retriever.py: `return store.missing`" in outcome.message
+
+
+class FakeWorker:
+    """A worker that answers every case with 0.0 and records what each instance was asked."""
+
+    started: ClassVar[list] = []
+
+    def __init__(self, folder, modules, slot, isolated, deadline=None):
+        self.asked, self.hello = [], {"ready": True}
+        self.process = type("Process", (), {"poll": lambda self: None})()
+        FakeWorker.started.append((folder.name, self.asked))
+
+    def ask(self, request):
+        self.asked.append(request)
+        return {"value": 0.0}
+
+    def __exit__(self, *exc):
+        pass
+
+
+def test_hidden_cells_run_in_fresh_workers_after_every_public_one(tmp_path, monkeypatch):
+    from grading import grader
+    from grading.verdict import CELLS, request
+
+    monkeypatch.setattr(grader, "Worker", FakeWorker)
+    FakeWorker.started = []
+    folders = {"own": tmp_path / "own", "reference": tmp_path / "reference"}
+    budget = grader.Budget(0, True, float("inf"))
+    outcomes, _ = grader.runs(CELLS, folders, budget)
+    assert [o.cell.id for o in outcomes] == [c.id for c in CELLS]
+    hidden_inputs = [[request(c, case) for case in c.cases] for c in CELLS if c.hidden]
+    seen_hidden = False
+    for folder, asked in FakeWorker.started:
+        kinds = {any(request in inputs for inputs in hidden_inputs) for request in asked}
+        assert len(kinds) <= 1, f"a worker over {folder} got public and hidden cases"
+        if kinds == {True}:
+            seen_hidden = True
+        elif seen_hidden:
+            raise AssertionError("a public case was asked after a hidden one")
+    assert seen_hidden
+
+
+def test_cells_left_when_the_time_budget_is_spent_score_0_and_say_so(tmp_path, monkeypatch):
+    from grading import grader
+    from grading.verdict import CELLS
+
+    monkeypatch.setattr(grader, "Worker", FakeWorker)
+    budget = grader.Budget(0, True, deadline=0.0)  # long past
+    outcomes = grader.run(CELLS[:2], tmp_path, ["scoring"], {}, budget)
+    assert budget.spent and [o.score for o in outcomes] == [0.0, 0.0]
+    assert "used up the submission's 60 s" in outcomes[0].message
+    late = Graded("slow", outcomes, out_of_time=True)
+    assert table([late]).splitlines()[1].endswith("time budget of 60 s used up")
