@@ -34,7 +34,7 @@ from grading.results import maxima, write_csv, write_feedback, write_gradebook
 from grading.sandbox import probe
 from grading.verdict import CELLS, Outcome
 
-STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}$")
+STUDENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}")  # the whole name: fullmatch
 NOT_ISOLATED = "NOT ISOLATED: learner code ran without a sandbox (--no-isolation)"
 
 
@@ -51,7 +51,7 @@ def submissions_in(folder: Path, log: Callable[[str], None]) -> list[Path]:
             continue
         if not path.is_dir():
             continue
-        if not STUDENT_ID.match(path.name):
+        if not STUDENT_ID.fullmatch(path.name):  # subtle: `$` would match before a final \n
             log(f"skipped {path.name!r}: a student id is letters, digits and _ . @ + -")
             continue
         students.append(path)
@@ -112,7 +112,8 @@ def autograde(
             results.append(graded)
             log(f"[{len(results)}/{len(students)}] {graded.student}: "
                 f"{graded.total:g}/{sum(maxima().values()):g} in {graded.seconds:.1f} s"
-                + "".join(f"\n      {note}" for note in graded.notes))  # fmt: skip
+                + "".join(f"\n      {note}" for note in graded.notes
+                          if note != "graded code/"))  # fmt: skip
     results.sort(key=lambda r: r.student)
     write_csv(course / "grades.csv", course, [r.student for r in results])
     log("")

@@ -64,32 +64,90 @@ class Graded:
 
 def find_code(submission: Path) -> Path | None:
     """The submission's code/ folder (at the top or one folder down), never via a link."""
-    candidates = [submission / "code"]
+    return locate(submission)[0]
+
+
+def locate(submission: Path) -> tuple[Path | None, str]:
+    """(the code/ folder to grade, a note saying which, or why none), never via a link.
+
+    A code/ at the top that holds neither learner file, beside one folder down that does
+    (an empty folder made by mistake next to the unpacked repository), is passed over,
+    and the note says so; two folders down that both hold learner files are refused.
+    """
+    top = submission / "code"
+    if top.is_symlink():
+        return None, "no code/ folder (or a symlinked one): nothing to grade"
+    nested = []
     if not submission.is_symlink():
-        candidates += sorted(p / "code" for p in submission.iterdir()
-                             if not p.name.startswith(".") and not p.is_symlink())  # fmt: skip
-    for code in candidates:
-        if code.is_symlink():
-            return None  # a symlinked code/ is refused, not followed
-        if code.is_dir():
-            return code
-    return None
+        for folder in sorted(submission.iterdir()):
+            if folder.name.startswith(".") or folder.is_symlink() or not folder.is_dir():
+                continue
+            if (folder / "code").is_symlink():
+                return None, "no code/ folder (or a symlinked one): nothing to grade"
+            if (folder / "code").is_dir():
+                nested.append(folder / "code")
+    holding = [c for c in nested if _holds_learner_files(c)]
+    if top.is_dir() and (_holds_learner_files(top) or not holding):
+        return top, "graded code/"
+    if len(holding) > 1:
+        names = ", ".join(f"{c.parent.name}/code/" for c in holding)
+        return None, f"two folders hold learner files ({names}): keep one, nothing graded"
+    chosen = holding[0] if holding else (nested[0] if nested else None)
+    if chosen is None:
+        return None, "no code/ folder (or a symlinked one): nothing to grade"
+    note = f"graded {chosen.parent.name}/code/"
+    if top.is_dir():
+        note += " (the code/ folder at the top holds neither scoring.py nor retriever.py)"
+    return chosen, note
+
+
+def _holds_learner_files(code: Path) -> bool:
+    return any(os.path.lexists(code / Path(name).name) for name in LEARNER_FILES)
+
+
+KINDS = (  # what stands where a learner file should be, as the refusal names it
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a fifo (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a device"),
+    (stat.S_ISBLK, "a device"),
+    (stat.S_ISLNK, "a symbolic link"),
+)
 
 
 def copy_regular(source: Path, target: Path) -> str | None:
-    """Copy one learner file without following anything; a note when it is refused."""
+    """Copy one learner file without following anything; a note when it is refused.
+
+    What stands there is looked at first (lstat), so a folder, fifo, socket or device is
+    refused by name without being opened; a regular file is then opened without
+    following links and checked to be the same file, in case it was swapped meanwhile.
+    """
     name = f"code/{source.name}"
     try:
-        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        seen = os.lstat(source)
     except FileNotFoundError:
         return f"{name} is missing: the milestones that need it score 0"
     except OSError:
+        return f"{name} was refused: it cannot be read"
+    for test, kind in KINDS:
+        if test(seen.st_mode):
+            return f"{name} was refused: it is {kind}, not a regular file"
+    try:
+        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
         return f"{name} was refused: it is a symbolic link or cannot be read"
-    with os.fdopen(fd, "rb") as file:
-        info = os.fstat(file.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            return f"{name} was refused: it is not a regular file"
-        data = file.read(MAX_BYTES + 1)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or (info.st_dev, info.st_ino) != (
+            seen.st_dev,
+            seen.st_ino,
+        ):
+            return f"{name} was refused: it changed while it was read"
+        data = b""
+        while len(data) <= MAX_BYTES and (chunk := os.read(fd, MAX_BYTES + 1 - len(data))):
+            data += chunk
+    finally:
+        os.close(fd)
     if len(data) > MAX_BYTES:
         return f"{name} was refused: larger than {MAX_BYTES >> 10} KB"
     target.write_bytes(data)
@@ -103,10 +161,11 @@ def stage(submission: Path, folder: Path) -> tuple[dict[str, Path], list[str]]:
     for run in (own, reference):
         run.mkdir()
         run.chmod(0o755)
-    code = find_code(submission)
+    code, where = locate(submission)
     if code is None:
-        return {}, ["no code/ folder (or a symlinked one): nothing to grade"]
-    notes = [
+        return {}, [where]
+    notes = [where]  # which folder was graded: the page always says
+    notes += [
         n for f in LEARNER_FILES if (n := copy_regular(code / Path(f).name, own / Path(f).name))
     ]
     if (own / "retriever.py").is_file():
@@ -201,6 +260,9 @@ def grade(submission: Path, slot: int = 0, isolated: bool = True) -> Graded:
             graded.outcomes, graded.hint = runs(fresh_cells(CELLS, rng), folders, budget)
     graded.seconds = time.monotonic() - start
     graded.out_of_time = budget.spent
+    if budget.spent:
+        graded.notes.append(f"time budget of {SUBMISSION_SECONDS:g} s used up: the cells not "
+                            "checked in time score 0")  # fmt: skip
     return graded
 
 

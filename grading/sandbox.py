@@ -1,7 +1,9 @@
 """One grading worker in a bubblewrap sandbox, spoken to one JSON line at a time.
 
 The sandbox sees the interpreter and its virtual environment (read-only), the worker,
-the provided modules (read-only) and one run's learner files, and nothing else: no course
+every provided module a learner may import (read-only: memory_store.py,
+embedding_helpers.py, config.py, base/, embeddings/, ...) and one run's learner files, and
+nothing else: no course
 folder, gradebook, classmates, repository or $HOME; an empty environment; no network (a
 private loopback); a private /proc and SysV IPC namespace. Nothing is writable but an
 8 MB /tmp (the root and /dev are remounted read-only). A seccomp filter
@@ -36,10 +38,9 @@ from pathlib import Path
 
 from grading import seccomp
 from grading.cgroup import MemoryCgroup
-from grading.layout import ROOT
+from grading.layout import LEARNER_FILES, ROOT
 
 WORKER = Path(__file__).with_name("worker.py")
-PROVIDED = ("memory_store.py", "base")  # what the learner's two files import, from code/
 UID_BASE = 62000  # slot n runs as uid/gid 62000 + n: its own process count, no classmate's
 ANSWER_BYTES = 1 << 20  # one reply; longer is an attack
 ANSWER_SECONDS = 5.0  # wall clock for one case (a case takes microseconds)
@@ -61,6 +62,26 @@ ENV = {  # the whole environment of the worker
 }
 OUTPUT_BYTES = 64 << 10  # the learner's prints kept in the log, at most
 TMP_BYTES = 8 << 20  # the one writable folder, /tmp: a tmpfs of this size
+
+
+def provided() -> list[str]:
+    """Everything of code/ a learner may import: the student edition's provided modules.
+
+    The release copies these verbatim; only the learner core (scoring.py, retriever.py)
+    differs, and that is never among them (the Milestone 4 run stages the reference
+    scoring.py itself, as a learner file).
+    """
+    learner = {Path(name).name for name in LEARNER_FILES}
+    return sorted(
+        entry.name
+        for entry in (ROOT / "code").iterdir()
+        if entry.name not in learner
+        and not entry.name.startswith((".", "__"))
+        and (entry.suffix == ".py" or entry.is_dir())
+    )
+
+
+PROVIDED = provided()  # memory_store.py, embedding_helpers.py, config.py, base/, ...
 
 
 class SandboxMissing(RuntimeError):

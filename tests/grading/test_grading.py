@@ -7,6 +7,7 @@ edition's own tests) runs in `python -m grading selfcheck`; these are its parts,
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from pathlib import Path
 from typing import ClassVar
@@ -211,6 +212,61 @@ def test_staging_copies_regular_files_and_refuses_links_fifos_and_huge_files(tmp
     assert "not a regular file" in copy_regular(tmp_path / "fifo.py", out)
     assert "larger than" in copy_regular(tmp_path / "huge.py", out)
     assert "missing" in copy_regular(tmp_path / "absent.py", out)
+
+
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.parametrize("kind", ["folder", "socket", "device"])
+def test_a_folder_socket_or_device_in_place_of_a_learner_file_is_refused_by_name(tmp_path, kind):
+    import socket
+
+    from grading.grader import copy_regular
+
+    path = tmp_path / "scoring.py"
+    if kind == "folder":
+        path.mkdir()
+    elif kind == "socket":
+        with socket.socket(socket.AF_UNIX) as server:
+            server.bind(str(path))  # the file stays after the socket is closed
+    elif os.geteuid() == 0:
+        os.mknod(path, 0o600 | stat.S_IFCHR, os.makedev(1, 3))  # what /dev/null is
+    else:
+        pytest.skip("making a device needs root")
+    before = open_fds()
+    note = copy_regular(path, tmp_path / "out.py")
+    assert note == f"code/scoring.py was refused: it is a {kind}, not a regular file"
+    assert open_fds() == before  # nothing leaked
+    assert not (tmp_path / "out.py").exists()
+
+
+def test_student_ids_are_matched_whole_so_a_trailing_newline_is_skipped(tmp_path):
+    (tmp_path / "victim").mkdir()
+    (tmp_path / "victim\n").mkdir()
+    said = []
+    assert [p.name for p in submissions_in(tmp_path, said.append)] == ["victim"]
+    assert said == ["skipped 'victim\\n': a student id is letters, digits and _ . @ + -"]
+
+
+def test_an_empty_code_folder_at_the_top_is_passed_over_for_the_real_one_and_said(tmp_path):
+    from grading.grader import locate
+
+    (tmp_path / "ana" / "code").mkdir(parents=True)
+    (tmp_path / "ana" / "memory-lab-main" / "code").mkdir(parents=True)
+    (tmp_path / "ana" / "memory-lab-main" / "code" / "scoring.py").write_text("")
+    code, note = locate(tmp_path / "ana")
+    assert code == tmp_path / "ana" / "memory-lab-main" / "code"
+    assert note.startswith("graded memory-lab-main/code/ (the code/ folder at the top holds")
+    (tmp_path / "ana" / "copy" / "code").mkdir(parents=True)
+    (tmp_path / "ana" / "copy" / "code" / "retriever.py").write_text("")
+    assert locate(tmp_path / "ana") == (
+        None,
+        "two folders hold learner files (copy/code/, memory-lab-main/code/): keep one, "
+        "nothing graded",
+    )
+    (tmp_path / "ana" / "code" / "scoring.py").write_text("")  # the top one wins when it holds one
+    assert locate(tmp_path / "ana") == (tmp_path / "ana" / "code", "graded code/")
 
 
 def test_a_symlinked_code_folder_is_refused(tmp_path):

@@ -329,3 +329,18 @@ def test_each_worker_gets_its_own_cgroup_and_it_is_removed_after(tmp_path):
         peak = worker.cgroup.peak()
     assert peak is not None and 0 < peak <= cgroup.MEMORY_BYTES
     assert not worker.cgroup.folder.exists()
+
+
+def test_every_provided_module_is_importable_and_the_reference_core_is_not_there(tmp_path):
+    from grading.sandbox import PROVIDED
+
+    assert {"memory_store.py", "embedding_helpers.py", "config.py", "base", "embeddings"} <= set(
+        PROVIDED
+    )
+    assert not {"scoring.py", "retriever.py"} & set(PROVIDED)
+    body = """
+import embedding_helpers, config, memory_store
+from embeddings import hybrid
+return 0.0 if os.path.exists('/provided/scoring.py') else 1.0
+"""
+    assert probe(tmp_path, body)[0] == {"value": 1.0}
