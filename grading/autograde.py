@@ -26,6 +26,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
+from grading.cgroup import describe
 from grading.editions import CELL_TIMEOUT, release
 from grading.grader import SUBMISSION_SECONDS, Graded, grade
 from grading.layout import ASSIGNMENT, COURSE
@@ -94,6 +95,7 @@ def autograde(
         release(cell_timeout=CELL_TIMEOUT, log=log)
     jobs = max(1, jobs or os.cpu_count() or 1)
     log(f"grading {len(students)} submissions, {jobs} at a time ...")
+    log(f"  {describe()}")  # whether the kernel caps each worker's memory as a whole
     if not isolated:
         log(NOT_ISOLATED)
     slots: queue.Queue = queue.Queue()
