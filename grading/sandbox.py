@@ -182,7 +182,12 @@ class Worker:
         config["uid"] = UID_BASE + slot
         fds: tuple[int, ...] = ()
         if isolated:
-            filter_fd = seccomp.memfd(seccomp.program())
+            bwrap()  # first: SandboxMissing, naming the tool, where there is none
+            try:
+                program = seccomp.program()
+            except OSError as error:
+                raise SandboxMissing(f"{error}; pass --no-isolation to grade unfiltered") from None
+            filter_fd = seccomp.memfd(program)
             fds = (filter_fd,)
             try:
                 argv = command(learner, config, filter_fd)  # raises SandboxMissing without bwrap

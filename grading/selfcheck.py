@@ -187,7 +187,7 @@ def build(submission: Submission, folder: Path, port: int = 0) -> Path:
             if path != inner:
                 path.rename(inner / path.name)
         (target / "code").mkdir()  # empty, made by mistake
-    if submission.alias:
+    if submission.alias and not (folder / submission.alias).exists():
         shutil.copytree(target, folder / submission.alias, symlinks=True)
     if submission.edit_check_cells:
         for nb in GRADED:
