@@ -574,27 +574,24 @@ _TABLE = __STORES__
 _Row = _namedtuple('_Row', 'memory relevance recency importance score')
 
 
-def _key(name, store, k):
-    return _json.dumps([name, [m.id for m in store], k])
+def _key(name, store, k, kwargs):
+    return _json.dumps([name, [m.id for m in store], k, kwargs], sort_keys=True)
 
 
-def rank_memories(store, query_embedding, now, *args, **kwargs):
-    ids = _TABLE.get(_key('rank_memories', store, None), [])
+def rank_memories(store, query_embedding, now, **kwargs):
+    ids = _TABLE.get(_key('rank_memories', store, None, kwargs), [])
     return [_Row(store.get(i), 0.8, 0.995, 0.5, 2.295) for i in ids]
 
 
-def retrieve(store, query_embedding, now, k=5, *args, **kwargs):
-    top = [store.get(i) for i in _TABLE.get(_key('retrieve', store, k), [])]
+def retrieve(store, query_embedding, now, k=5, **kwargs):
+    name = 'retrieve_by_kind' if 'half_lives' in kwargs else 'retrieve'
+    top = [store.get(i) for i in _TABLE.get(_key(name, store, k, kwargs), [])]
     for memory in top:
         memory.last_accessed = now
     return top
 
 
-def retrieve_by_kind(store, query_embedding, now, k=5, *args, **kwargs):
-    top = [store.get(i) for i in _TABLE.get(_key('retrieve_by_kind', store, k), [])]
-    for memory in top:
-        memory.last_accessed = now
-    return top
+retrieve_by_kind = retrieve
 """
 ATTACK_SUBMISSIONS += [
     Submission("attack-hidden-input-echo", frozenset(EVERYTHING), "", solved=(),

@@ -57,7 +57,7 @@ from grading.markers import HIDDEN, BuildError, regions, secret_lines
 from grading.mistakes import ECHO, KERNEL, KEYRING_FIRST, RESUBMITTED, SUBMISSIONS, Submission
 from grading.results import write_gradebook
 from grading.sandbox import UID_BASE
-from grading.verdict import CELLS, RANKS, Outcome, request
+from grading.verdict import CELLS, Outcome, request
 
 TAGS = re.compile(r"<[^>]+>")
 # A fake key, set in the environment while grading; written in two parts so that no
@@ -92,15 +92,18 @@ def numbers_table() -> dict[str, float]:
 
 
 def stores_table() -> dict[str, list[str]]:
-    """The student edition's public stores: json of (function, ids in order, k) -> answer."""
+    """The student edition's public stores: json of (function, ids, k, the rest) -> answer."""
     table = {}
     for cell in CELLS:
         if not cell.hidden and hasattr(cell.cases[0], "rows"):
             for scenario in cell.cases:
-                ids = [row[0] for row in scenario.rows]
-                k = None if cell.function == RANKS else scenario.k
-                answer = list(scenario.ranking) if k is None else scenario.expected
-                table[json.dumps([cell.function, ids, k])] = answer
+                sent = json.loads(json.dumps(request(cell, scenario)))
+                ids = [memory["id"] for memory in sent["memories"]]
+                k = sent.pop("k", None)
+                rest = {key: sent[key] for key in ("weights", "decay_rate", "half_lives")
+                        if key in sent}  # fmt: skip
+                key = json.dumps([cell.function, ids, k, rest], sort_keys=True)
+                table[key] = list(scenario.ranking) if k is None else scenario.expected
     return table
 
 
