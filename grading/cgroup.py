@@ -116,6 +116,14 @@ class MemoryCgroup:
                 time.sleep(0.005)
 
 
+def available() -> bool:
+    """Whether a worker would get a cgroup here (one is made and removed to find out)."""
+    group = MemoryCgroup.create()
+    if group is not None:
+        group.remove()
+    return group is not None
+
+
 def reason() -> str:
     """Why the last worker got no cgroup ('' when it did)."""
     return _why[0] if _why else ""
@@ -127,5 +135,5 @@ def describe() -> str:
     if group is None:
         return (f"memory cgroup unavailable ({reason()}): each process is capped at "
                 "RLIMIT_AS, not the worker as a whole")  # fmt: skip
-    group.remove()
+    group.remove()  # made only to find out
     return f"each worker in a memory cgroup of {MEMORY_BYTES >> 20} MB ({group.version})"

@@ -405,7 +405,7 @@ class HostMemory:
             problems.append(f"host Shmem rose by {(self.peak_shmem - shmem) / mb:.0f} MB")
         if available - self.least_available > MEMORY_DROP:
             rise = (available - self.least_available) / mb
-            if cgroup.MemoryCgroup.create() is None:  # per process limits only: said, not failed
+            if not cgroup.available():  # per process limits only: said, not failed
                 print(f"  note: MemAvailable fell by {rise:.0f} MB: no memory cgroup here "
                       f"({cgroup.reason()})")  # fmt: skip
             else:

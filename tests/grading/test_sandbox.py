@@ -292,7 +292,7 @@ return float(written)
 
 
 needs_cgroup = pytest.mark.skipif(
-    cgroup.MemoryCgroup.create() is None, reason="no memory cgroup can be made here"
+    not cgroup.available(), reason="no memory cgroup can be made here"
 )
 
 
@@ -344,3 +344,11 @@ from embeddings import hybrid
 return 0.0 if os.path.exists('/provided/scoring.py') else 1.0
 """
     assert probe(tmp_path, body)[0] == {"value": 1.0}
+
+
+def test_finding_out_whether_a_cgroup_can_be_made_leaves_none_behind():
+    parent = cgroup._own()
+    before = set(parent[1].glob("memory-lab-*")) if parent else set()
+    cgroup.available()
+    cgroup.describe()
+    assert (set(parent[1].glob("memory-lab-*")) if parent else set()) == before
