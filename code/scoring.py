@@ -16,6 +16,8 @@ This is the scoring rule of Generative Agents (Park et al., 2023) with equal wei
 without its min-max normalisation. Each function checks and converts its inputs first
 (that part is provided), then computes its signal (that part is yours: the TODO at the
 place to write it says what the lines above it have already done). Pure Python.
+Checks and grading compare each float you return with the expected one to a relative
+1e-6 (absolute 1e-9 near 0): float32 arithmetic, numpy's included, is fine.
 
 Deliberately left out: choosing which memories to return (retriever.py) and tuning the
 half-lives (an evaluation question: notebook 08).
@@ -104,6 +106,7 @@ def relevance_score(query_embedding: Vector, memory_embedding: Vector) -> float:
     Returns:
         float in [-1, 1]: 1.0 for the same direction, 0.0 for unrelated (orthogonal),
         -1.0 for opposite. If either vector is all zeros the similarity is 0.0, not NaN.
+        Checked to a relative 1e-6, so a float32 computation (numpy's) is fine.
 
     Example:
         relevance_score([1.0, 0.0], [1.0, 1.0]) -> 0.7071...   (45 degrees apart)

@@ -26,15 +26,16 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
+from grading.cgroup import describe
 from grading.editions import CELL_TIMEOUT, release
-from grading.grader import Graded, grade
+from grading.grader import SUBMISSION_SECONDS, Graded, grade
 from grading.layout import ASSIGNMENT, COURSE
 from grading.markers import BuildError
 from grading.results import maxima, write_csv, write_feedback, write_gradebook
 from grading.sandbox import probe
 from grading.verdict import CELLS, Outcome
 
-STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}$")
+STUDENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}")  # the whole name: fullmatch
 NOT_ISOLATED = "NOT ISOLATED: learner code ran without a sandbox (--no-isolation)"
 
 
@@ -51,7 +52,7 @@ def submissions_in(folder: Path, log: Callable[[str], None]) -> list[Path]:
             continue
         if not path.is_dir():
             continue
-        if not STUDENT_ID.match(path.name):
+        if not STUDENT_ID.fullmatch(path.name):  # subtle: `$` would match before a final \n
             log(f"skipped {path.name!r}: a student id is letters, digits and _ . @ + -")
             continue
         students.append(path)
@@ -94,6 +95,7 @@ def autograde(
         release(cell_timeout=CELL_TIMEOUT, log=log)
     jobs = max(1, jobs or os.cpu_count() or 1)
     log(f"grading {len(students)} submissions, {jobs} at a time ...")
+    log(f"  {describe()}")  # whether the kernel caps each worker's memory as a whole
     if not isolated:
         log(NOT_ISOLATED)
     slots: queue.Queue = queue.Queue()
@@ -112,7 +114,8 @@ def autograde(
             results.append(graded)
             log(f"[{len(results)}/{len(students)}] {graded.student}: "
                 f"{graded.total:g}/{sum(maxima().values()):g} in {graded.seconds:.1f} s"
-                + "".join(f"\n      {note}" for note in graded.notes))  # fmt: skip
+                + "".join(f"\n      {note}" for note in graded.notes
+                          if note != "graded code/"))  # fmt: skip
     results.sort(key=lambda r: r.student)
     write_csv(course / "grades.csv", course, [r.student for r in results])
     log("")
@@ -132,8 +135,11 @@ def table(results: list[Graded], isolated: bool = True) -> str:
     lines = [f"{'student':<{width}}" + "".join(f"  {h}" for h in headers)]
     for r in results:
         points = [r.milestone(n) for n in most] + [r.total]
+        late = f"  time budget of {SUBMISSION_SECONDS:g} s used up" if r.out_of_time else ""
         lines.append(
-            f"{r.student:<{width}}" + "".join(f"  {p:>{len(h)}g}" for p, h in zip(points, headers))
+            f"{r.student:<{width}}"
+            + "".join(f"  {p:>{len(h)}g}" for p, h in zip(points, headers))
+            + late
         )
     if not isolated:
         lines.append(NOT_ISOLATED)

@@ -1,14 +1,19 @@
-"""Grade one submission: stage its two files, run three sandboxed workers, judge.
+"""Grade one submission: stage its two files, run sandboxed workers, judge.
 
-    run 1  the functions of scoring.py (Milestones 1-3 and kind_recency_score of 5) on the
-           learner's scoring.py
-    run 2  the functions of retriever.py (Milestone 4 and retrieve_by_kind of 5): the
-           learner's retriever.py on the instructor's reference scoring, so a scoring
-           mistake costs only its own milestone (and retriever code cannot patch the
-           scoring graded in run 1: that ran in another process)
-    run 3  the retriever's public checks on the learner's own scoring, only for the hint:
-           when it changes the retriever's answers, the feedback says which milestone to
-           fix first
+    scoring    the functions of scoring.py (Milestones 1-3 and kind_recency_score of 5) on
+               the learner's scoring.py
+    retriever  the functions of retriever.py (Milestone 4 and retrieve_by_kind of 5): the
+               learner's retriever.py on the instructor's reference scoring, so a scoring
+               mistake costs only its own milestone (and retriever code cannot patch the
+               scoring graded in the first run: that ran in another process)
+    hint       the retriever's public checks on the learner's own scoring, only for the
+               feedback: when it changes the retriever's answers, it says which milestone
+               to fix first
+
+Each is run twice, public cells first, then hidden cells in a fresh worker of their own:
+whatever the learner's code learns from a hidden input dies with that worker, before any
+later answer can show it. All the runs of one submission share one time budget
+(SUBMISSION_SECONDS); cells left when it is spent score 0, and the table says so.
 
 Staging follows nothing: a file is copied only if it is a regular file (no symlink,
 device or fifo), under the size cap, in a code/ folder that is itself no symlink.
@@ -27,11 +32,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grading.fresh import fresh_cells, seeded
 from grading.layout import LEARNER_FILES, REGISTRY, ROOT
-from grading.sandbox import RUN_SECONDS, Worker
-from grading.verdict import CELLS, Outcome, failure, run_cell
+from grading.sandbox import Worker
+from grading.verdict import CELLS, Files, Outcome, failure, run_cell
 
-MAX_BYTES = 256 << 10  # a learner file; the reference is about 6 KB
+MAX_BYTES = 256 << 10  # a learner file; the reference is about 9 KB
+SUBMISSION_SECONDS = 60.0  # wall clock for all the runs of one submission (honest: < 1 s)
+MODULE = {name: row.module for name, row in REGISTRY.MILESTONES.items()}  # function -> file
 
 
 @dataclass
@@ -44,6 +52,7 @@ class Graded:
     hint: str = ""
     seconds: float = 0.0
     isolated: bool = True
+    out_of_time: bool = False  # the submission's time budget ran out before every cell ran
 
     def milestone(self, number: int) -> float:
         return sum(o.score for o in self.outcomes if o.cell.milestone == number)
@@ -55,32 +64,90 @@ class Graded:
 
 def find_code(submission: Path) -> Path | None:
     """The submission's code/ folder (at the top or one folder down), never via a link."""
-    candidates = [submission / "code"]
+    return locate(submission)[0]
+
+
+def locate(submission: Path) -> tuple[Path | None, str]:
+    """(the code/ folder to grade, a note saying which, or why none), never via a link.
+
+    A code/ at the top that holds neither learner file, beside one folder down that does
+    (an empty folder made by mistake next to the unpacked repository), is passed over,
+    and the note says so; two folders down that both hold learner files are refused.
+    """
+    top = submission / "code"
+    if top.is_symlink():
+        return None, "no code/ folder (or a symlinked one): nothing to grade"
+    nested = []
     if not submission.is_symlink():
-        candidates += sorted(p / "code" for p in submission.iterdir()
-                             if not p.name.startswith(".") and not p.is_symlink())  # fmt: skip
-    for code in candidates:
-        if code.is_symlink():
-            return None  # a symlinked code/ is refused, not followed
-        if code.is_dir():
-            return code
-    return None
+        for folder in sorted(submission.iterdir()):
+            if folder.name.startswith(".") or folder.is_symlink() or not folder.is_dir():
+                continue
+            if (folder / "code").is_symlink():
+                return None, "no code/ folder (or a symlinked one): nothing to grade"
+            if (folder / "code").is_dir():
+                nested.append(folder / "code")
+    holding = [c for c in nested if _holds_learner_files(c)]
+    if top.is_dir() and (_holds_learner_files(top) or not holding):
+        return top, "graded code/"
+    if len(holding) > 1:
+        names = ", ".join(f"{c.parent.name}/code/" for c in holding)
+        return None, f"two folders hold learner files ({names}): keep one, nothing graded"
+    chosen = holding[0] if holding else (nested[0] if nested else None)
+    if chosen is None:
+        return None, "no code/ folder (or a symlinked one): nothing to grade"
+    note = f"graded {chosen.parent.name}/code/"
+    if top.is_dir():
+        note += " (the code/ folder at the top holds neither scoring.py nor retriever.py)"
+    return chosen, note
+
+
+def _holds_learner_files(code: Path) -> bool:
+    return any(os.path.lexists(code / Path(name).name) for name in LEARNER_FILES)
+
+
+KINDS = (  # what stands where a learner file should be, as the refusal names it
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a fifo (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a device"),
+    (stat.S_ISBLK, "a device"),
+    (stat.S_ISLNK, "a symbolic link"),
+)
 
 
 def copy_regular(source: Path, target: Path) -> str | None:
-    """Copy one learner file without following anything; a note when it is refused."""
+    """Copy one learner file without following anything; a note when it is refused.
+
+    What stands there is looked at first (lstat), so a folder, fifo, socket or device is
+    refused by name without being opened; a regular file is then opened without
+    following links and checked to be the same file, in case it was swapped meanwhile.
+    """
     name = f"code/{source.name}"
     try:
-        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        seen = os.lstat(source)
     except FileNotFoundError:
         return f"{name} is missing: the milestones that need it score 0"
     except OSError:
+        return f"{name} was refused: it cannot be read"
+    for test, kind in KINDS:
+        if test(seen.st_mode):
+            return f"{name} was refused: it is {kind}, not a regular file"
+    try:
+        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
         return f"{name} was refused: it is a symbolic link or cannot be read"
-    with os.fdopen(fd, "rb") as file:
-        info = os.fstat(file.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            return f"{name} was refused: it is not a regular file"
-        data = file.read(MAX_BYTES + 1)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or (info.st_dev, info.st_ino) != (
+            seen.st_dev,
+            seen.st_ino,
+        ):
+            return f"{name} was refused: it changed while it was read"
+        data = b""
+        while len(data) <= MAX_BYTES and (chunk := os.read(fd, MAX_BYTES + 1 - len(data))):
+            data += chunk
+    finally:
+        os.close(fd)
     if len(data) > MAX_BYTES:
         return f"{name} was refused: larger than {MAX_BYTES >> 10} KB"
     target.write_bytes(data)
@@ -94,10 +161,11 @@ def stage(submission: Path, folder: Path) -> tuple[dict[str, Path], list[str]]:
     for run in (own, reference):
         run.mkdir()
         run.chmod(0o755)
-    code = find_code(submission)
+    code, where = locate(submission)
     if code is None:
-        return {}, ["no code/ folder (or a symlinked one): nothing to grade"]
-    notes = [
+        return {}, [where]
+    notes = [where]  # which folder was graded: the page always says
+    notes += [
         n for f in LEARNER_FILES if (n := copy_regular(code / Path(f).name, own / Path(f).name))
     ]
     if (own / "retriever.py").is_file():
@@ -107,37 +175,49 @@ def stage(submission: Path, folder: Path) -> tuple[dict[str, Path], list[str]]:
     return {"own": own, "reference": reference}, notes
 
 
-def run(cells, folder: Path, modules: list[str], slot: int, isolated: bool, stop_early=True):
-    """Outcomes of `cells` from workers over `folder`; a fresh worker after one dies."""
+def run(cells, folder: Path, modules: list[str], files: Files, budget: Budget, stop_early=True):
+    """Outcomes of `cells` from fresh workers over `folder`; a new worker after one dies."""
     outcomes, worker = [], None
-    deadline = time.monotonic() + RUN_SECONDS  # for the run, however many workers it takes
     try:
         for cell in cells:
-            if time.monotonic() > deadline:
+            if time.monotonic() > budget.deadline:
+                budget.spent = True
                 where = REGISTRY.where(cell.function)
-                message = f"not checked: your code used up the run's {RUN_SECONDS:g} s ({where})"
+                message = (f"not checked: your code used up the submission's "
+                           f"{SUBMISSION_SECONDS:g} s ({where})")  # fmt: skip
                 outcomes.append(Outcome(cell, message=message))
                 continue
             if worker is None or worker.process.poll() is not None:
                 if worker is not None:
                     worker.__exit__()
-                worker = Worker(folder, modules, slot, isolated)
+                worker = Worker(folder, modules, budget.slot, budget.isolated,
+                                deadline=budget.deadline)  # fmt: skip
             hello = worker.hello or {}
             if "import_error" in hello:
                 outcome = Outcome(cell)
-                outcome.message = import_message(hello, cell.function, folder)
+                outcome.message = import_message(hello, cell.function, folder, files)
                 outcomes.append(outcome)
                 continue
-            outcomes.append(run_cell(cell, worker.ask, folder, stop_early))
+            outcomes.append(run_cell(cell, worker.ask, files, stop_early))
     finally:
         if worker is not None:
             worker.__exit__()
     return outcomes
 
 
-def import_message(hello: dict, function: str, folder: Path) -> str:
+@dataclass
+class Budget:
+    """Where one submission's workers run, and until when."""
+
+    slot: int
+    isolated: bool
+    deadline: float
+    spent: bool = False
+
+
+def import_message(hello: dict, function: str, folder: Path, files: Files) -> str:
     name = "scoring" if hello.get("import_error") == "scoring" else "retriever"
-    crash = failure({k: v for k, v in hello.items() if k != "import_error"}, function, folder)
+    crash = failure({k: v for k, v in hello.items() if k != "import_error"}, function, files)
     if not (folder / f"{name}.py").is_file():
         return f"code/{name}.py is missing, so {function} could not be imported or checked"
     first = (crash or "").split("\n")[0].replace(f"{function} raised", "it raised")
@@ -163,26 +243,47 @@ def hint(own: list[Outcome], reference: list[Outcome], first: list[Outcome]) -> 
                 f" '{scenario.title}' — fix Milestone {worst.milestone} first"
             )
     return ""  # the learner's scoring gives the same answers: nothing to add
-    return ""
 
 
 def grade(submission: Path, slot: int = 0, isolated: bool = True) -> Graded:
     start = time.monotonic()
     graded = Graded(submission.name, isolated=isolated)
+    budget = Budget(slot, isolated, start + SUBMISSION_SECONDS)
     with tempfile.TemporaryDirectory(prefix="memory-lab-grade-") as scratch:
         Path(scratch).chmod(0o755)
         folders, graded.notes = stage(submission, Path(scratch))
-        first = [c for c in CELLS if REGISTRY.MILESTONES[c.function].module == "scoring"]
-        last = [c for c in CELLS if REGISTRY.MILESTONES[c.function].module == "retriever"]
         if not folders:
             graded.outcomes = [Outcome(c, message=graded.notes[0]) for c in CELLS]
         else:
-            scoring = run(first, folders["own"], ["scoring"], slot, isolated)
-            retriever = run(last, folders["reference"], ["scoring", "retriever"], slot, isolated)
-            graded.outcomes = sorted(scoring + retriever, key=lambda o: CELLS.index(o.cell))
-            if any(o.score == 0 for o in scoring) and any(o.score for o in retriever):
-                public = [c for c in last if not c.hidden]
-                own = run(public, folders["own"], ["scoring", "retriever"], slot, isolated, False)
-                graded.hint = hint(own, [o for o in retriever if not o.cell.hidden], scoring)
+            own = [folders["own"] / name for name in ("scoring.py", "retriever.py")]
+            rng = seeded(submission.name, [p.read_bytes() if p.is_file() else b"" for p in own])
+            graded.outcomes, graded.hint = runs(fresh_cells(CELLS, rng), folders, budget)
     graded.seconds = time.monotonic() - start
+    graded.out_of_time = budget.spent
+    if budget.spent:
+        graded.notes.append(f"time budget of {SUBMISSION_SECONDS:g} s used up: the cells not "
+                            "checked in time score 0")  # fmt: skip
     return graded
+
+
+def runs(cells, folders: dict[str, Path], budget: Budget) -> tuple[list[Outcome], str]:
+    """Every cell's outcome, public runs first, then hidden ones; and the fix-first hint."""
+    own, reference = folders["own"], folders["reference"]
+    mine = {name: own / name for name in ("scoring.py", "retriever.py")}
+    theirs = {"retriever.py": own / "retriever.py"}  # never the reference scoring.py
+
+    def part(module: str, hidden: bool) -> list:
+        return [c for c in cells if MODULE[c.function] == module and c.hidden == hidden]
+
+    both = ["scoring", "retriever"]
+    scoring = run(part("scoring", False), own, ["scoring"], mine, budget)
+    retriever = run(part("retriever", False), reference, both, theirs, budget)
+    hint_text = ""
+    if any(o.score == 0 for o in scoring) and any(o.score for o in retriever):
+        public = part("retriever", False)
+        with_own = run(public, own, both, mine, budget, stop_early=False)
+        hint_text = hint(with_own, retriever, scoring)
+    scoring += run(part("scoring", True), own, ["scoring"], mine, budget)
+    retriever += run(part("retriever", True), reference, both, theirs, budget)
+    order = {cell.id: index for index, cell in enumerate(cells)}
+    return sorted(scoring + retriever, key=lambda o: order[o.cell.id]), hint_text

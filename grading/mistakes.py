@@ -42,6 +42,11 @@ class Submission:
     attack: str = ""  # code appended to code/scoring.py (__COURSE__ etc. filled in)
     links: dict[str, str] = field(default_factory=dict)  # file: what it is a symlink to
     transform: str = ""  # an honest reformatting of both files: crlf, bom, tabs
+    retriever_attack: str = ""  # code appended to code/retriever.py
+    folders: tuple[str, ...] = ()  # learner files replaced by a folder of that name
+    nested: bool = False  # the repository one folder down, an empty code/ at the top
+    alias: str = ""  # a copy under this folder name, which must be skipped, not graded
+    most_seconds: float = 0.0  # grading it must take at most this long (0: no bound)
 
 
 def wrong(name, file, old, new, breaks, says) -> Submission:
@@ -286,6 +291,58 @@ HONEST = [
     ),
 ]
 
+# Honest work that a careful learner could hand in: each must be graded on what it computes.
+HONEST += [
+    Submission(
+        "honest-imports-embedding-helpers",
+        frozenset(),
+        "",
+        edits=(
+            (
+                R,
+                "from memory_store import Memory, MemoryStore\n",
+                "from embedding_helpers import Embedder  # a module the course ships\n"
+                "from memory_store import Memory, MemoryStore\n\n"
+                "DEFAULT_EMBEDDER: Embedder | None = None  # for a type hint only\n",
+            ),
+        ),
+    ),
+    Submission(
+        "honest-float32-cosine",
+        frozenset(),
+        "",
+        edits=(
+            (
+                S,
+                "    dot = sum(q * m for q, m in zip(query_embedding, memory_embedding))\n"
+                "    query_norm = math.sqrt(sum(q * q for q in query_embedding))\n"
+                "    memory_norm = math.sqrt(sum(m * m for m in memory_embedding))\n",
+                "    import numpy as np\n\n"
+                "    q32 = np.asarray(query_embedding, dtype=np.float32)\n"
+                "    m32 = np.asarray(memory_embedding, dtype=np.float32)\n"
+                "    dot = np.dot(q32, m32)  # float32 throughout, the division too\n"
+                "    query_norm = np.linalg.norm(q32)\n"
+                "    memory_norm = np.linalg.norm(m32)\n",
+            ),
+        ),
+    ),
+    Submission(  # an unpacking slip: refused by name; the retriever is still graded
+        "honest-scoring-is-a-folder",
+        frozenset(SCORING),
+        "code/scoring.py was refused: it is a folder",
+        folders=(S,),
+    ),
+    Submission(  # a script that wrote the id with its newline: one row, never two
+        "honest-id-with-newline", frozenset(), "", alias="honest-id-with-newline\n"
+    ),
+    Submission(  # the repository unpacked one folder down, an empty code/ left at the top
+        "honest-empty-code-at-the-top",
+        frozenset(),
+        "graded memory-lab-main/code/",
+        nested=True,
+    ),
+]
+
 # Attacks on the grader: each is the untouched student edition (worth 0) plus hostile code
 # run when code/scoring.py is imported or called. Any point it scores is a point stolen.
 # __ROOT__, __COURSE__, __FOLDER__ and __PORT__ are filled in when the self-check builds it.
@@ -430,6 +487,211 @@ ATTACK_SUBMISSIONS = [
     Submission(f"attack-{name}", frozenset(EVERYTHING), "", solved=(), attack=HEADER + code)
     for name, code in ATTACKS.items()
 ]
+
+# The answer to each call is made of the previous call's inputs: a hidden input would show
+# as the "got" of a later public case, if hidden cases ran before it in the same worker.
+ECHO = """
+SEEN = [0.0]
+
+
+def _numbers(value):
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        return [x for item in value for x in _numbers(item)]
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) < 1e300:
+        return [float(value)]
+    return []
+
+
+def echo_value(args, kwargs):
+    return float(sum(_numbers([list(args), kwargs])))
+
+
+def _echo(*args, **kwargs):
+    SEEN.append(echo_value(args, kwargs))
+    return SEEN[-2]
+
+
+recency_score = importance_score = relevance_score = _echo
+retrieval_score = kind_recency_score = _echo
+"""
+# A retriever that raises from "lines of /learner/scoring.py": in the Milestone 4 run that
+# file is the reference, and a crash line read from it would quote the solution.
+CRAFTED = """
+import os as _os
+
+try:
+    _REFERENCE = open('/learner/scoring.py').read().splitlines()
+except OSError:
+    _REFERENCE = []
+_TARGETS = [n + 1 for n, line in enumerate(_REFERENCE) if line.strip().startswith('return ')]
+_CALLS = []
+
+
+def _crafted(*args, **kwargs):
+    line = (_TARGETS or [1])[len(_CALLS) % max(1, len(_TARGETS))]
+    _CALLS.append(line)
+    exec(compile('\\n' * (line - 1) + 'raise ValueError()', '/learner/scoring.py', 'exec'))
+
+
+rank_memories = retrieve = retrieve_by_kind = _crafted
+"""
+# Every function sleeps just under the case timeout: the submission's budget must stop it.
+SLOW = """
+def _slow(*args, **kwargs):
+    time.sleep(4.7)
+    return 0.0
+
+
+recency_score = importance_score = relevance_score = retrieval_score = _slow
+kind_recency_score = _slow
+"""
+# A table of the student edition's public answers (TABLE is filled in by the self-check).
+TABLE = """
+import json as _json
+
+_TABLE = __TABLE__
+
+
+def _looked_up(name):
+    def function(*args, **kwargs):
+        key = _json.dumps([name, list(args), kwargs], sort_keys=True)
+        return _TABLE.get(key, 0.0)
+
+    return function
+
+
+for _name in ('recency_score', 'importance_score', 'relevance_score', 'retrieval_score',
+              'kind_recency_score'):
+    globals()[_name] = _looked_up(_name)
+"""
+TABLE_RETRIEVER = """
+import json as _json
+from collections import namedtuple as _namedtuple
+
+_TABLE = __STORES__
+_Row = _namedtuple('_Row', 'memory relevance recency importance score')
+
+
+def _key(name, store, k, kwargs):
+    return _json.dumps([name, [m.id for m in store], k, kwargs], sort_keys=True)
+
+
+def rank_memories(store, query_embedding, now, **kwargs):
+    ids = _TABLE.get(_key('rank_memories', store, None, kwargs), [])
+    return [_Row(store.get(i), 0.8, 0.995, 0.5, 2.295) for i in ids]
+
+
+def retrieve(store, query_embedding, now, k=5, **kwargs):
+    name = 'retrieve_by_kind' if 'half_lives' in kwargs else 'retrieve'
+    top = [store.get(i) for i in _TABLE.get(_key(name, store, k, kwargs), [])]
+    for memory in top:
+        memory.last_accessed = now
+    return top
+
+
+retrieve_by_kind = retrieve
+"""
+ATTACK_SUBMISSIONS += [
+    Submission("attack-hidden-input-echo", frozenset(EVERYTHING), "", solved=(),
+               attack=HEADER + ECHO),
+    Submission("attack-crafted-traceback", frozenset(EVERYTHING), "", solved=(),
+               retriever_attack=HEADER + CRAFTED),
+    Submission("attack-public-answer-table", frozenset(EVERYTHING), "", solved=(),
+               attack=HEADER + TABLE, retriever_attack=HEADER + TABLE_RETRIEVER),
+    Submission("attack-slow-on-purpose", frozenset(EVERYTHING), "time budget", solved=(),
+               attack=HEADER + SLOW, most_seconds=75.0),
+]  # fmt: skip
+
+# Kernel channels that outlive a sandbox, graded one at a time (one slot, so one uid) in a
+# batch of their own, with the host's memory watched. The keyring pair: the first stores
+# the reference scoring.py (its Milestone 4 run can read it) in the uid's keyring; the
+# second, and the first when regraded, would load it from there as their own scoring.
+KEY_READER = """
+import ctypes as _ctypes
+
+_libc = _ctypes.CDLL(None, use_errno=True)
+_key = _libc.syscall(250, 10, -4, b'user', b'memory-lab-reference', 0)  # KEYCTL_SEARCH @u
+if _key > 0:
+    _buffer = _ctypes.create_string_buffer(1 << 16)
+    _size = _libc.syscall(250, 11, _key, _buffer, 1 << 16)  # KEYCTL_READ
+    if _size > 0:
+        exec(compile(_buffer.raw[:_size], 'scoring.py', 'exec'), globals())
+"""
+KEY_WRITER = """
+import ctypes as _ctypes
+
+_libc = _ctypes.CDLL(None, use_errno=True)
+try:
+    _data = open('/learner/scoring.py', 'rb').read()  # the reference, in the Milestone 4 run
+except OSError:
+    _data = b''
+if _data and b'NotImplementedError()' not in _data:
+    _libc.syscall(248, b'user', b'memory-lab-reference', _data, len(_data), -4)  # add_key @u
+"""
+SHARED_MEMORY_BOMB = """
+import ctypes as _ctypes
+
+_libc = _ctypes.CDLL(None, use_errno=True)
+_libc.shmat.restype = _ctypes.c_void_p
+for _ in range(6):  # 6 x 256 MB, each detached at once: RLIMIT_AS never sees them together
+    _id = _libc.shmget(0, 256 << 20, 0o1600)
+    if _id < 0:
+        break
+    _at = _libc.shmat(_id, None, 0)
+    if not _at or _at == _ctypes.c_void_p(-1).value:
+        break
+    _ctypes.memset(_at, 1, 256 << 20)
+    _libc.shmdt(_ctypes.c_void_p(_at))
+time.sleep(3)
+"""
+TMPFS_BOMB = """
+_blob, _written = b'x' * (1 << 20), 0
+for _folder in ('/tmp', '/dev/shm', '/', '/dev', '/learner'):
+    for _n in range(1536):
+        if _written >= 1536:
+            break
+        try:
+            with open(f'{_folder}/bomb{_n}', 'wb') as _file:
+                _file.write(_blob)
+            _written += 1
+        except OSError:
+            break
+time.sleep(3)
+"""
+MEMORY_IN_PROCESSES = """
+for _ in range(6):  # 6 x 600 MB, each process under RLIMIT_AS: only a cgroup sees the sum
+    if os.fork() == 0:
+        try:
+            _hog = bytearray(600 << 20)
+            for _i in range(0, len(_hog), 4096):
+                _hog[_i] = 1
+        except MemoryError:
+            pass
+        time.sleep(4)
+        os._exit(0)
+time.sleep(3)
+"""
+KEYRING_FIRST = Submission(
+    "attack-keyring-1-stores-the-reference",
+    frozenset(SCORING),
+    "",
+    solved=(R,),
+    attack=HEADER + KEY_READER,
+    retriever_attack=HEADER + KEY_WRITER,
+)
+KERNEL = [
+    KEYRING_FIRST,
+    Submission("attack-keyring-2-loads-it", frozenset(EVERYTHING), "", solved=(),
+               attack=HEADER + KEY_READER),
+    Submission("attack-shared-memory-bomb", frozenset(EVERYTHING), "", solved=(),
+               attack=HEADER + SHARED_MEMORY_BOMB),
+    Submission("attack-tmpfs-bomb", frozenset(EVERYTHING), "", solved=(),
+               attack=HEADER + TMPFS_BOMB),
+    Submission("attack-memory-in-many-processes", frozenset(EVERYTHING), "", solved=(),
+               attack=HEADER + MEMORY_IN_PROCESSES),
+]  # fmt: skip
 LINKS = [
     Submission(
         "attack-symlinked-files",

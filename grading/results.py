@@ -62,6 +62,12 @@ pre{background:#f4f4f4;padding:.6em;white-space:pre-wrap}td,th{padding:.2em .8em
 .ok{color:#176117}.lost{color:#a11}"""
 
 
+FRESH = (
+    "Public checks were graded on fresh inputs of the same kind as your notebook's (drawn for"
+    " this submission; floats within a relative 1e-6), hidden checks on the course's own."
+)
+
+
 def page(graded: Graded) -> str:
     """One self-contained HTML page: points per milestone, then each lost check's message."""
     e = html.escape
@@ -79,6 +85,7 @@ def page(graded: Graded) -> str:
     ]
     if not graded.isolated:
         parts.append("<p><b>This run was not isolated.</b></p>")
+    parts.append(f"<p>{e(FRESH)}</p>")
     if graded.hint:
         parts.append(f"<p><b>{e(graded.hint)}</b></p>")
     parts += [f"<p>{e(note)}</p>" for note in graded.notes]

@@ -1,9 +1,15 @@
 """One grading worker in a bubblewrap sandbox, spoken to one JSON line at a time.
 
 The sandbox sees the interpreter and its virtual environment (read-only), the worker,
-the provided modules it needs (memory_store.py, base/) and one run's learner files, and
-nothing else: no course folder, gradebook, classmates, repository or $HOME; an empty
-environment; no network (a private loopback); a private /proc. The worker lowers its
+every provided module a learner may import (read-only: memory_store.py,
+embedding_helpers.py, config.py, base/, embeddings/, ...) and one run's learner files, and
+nothing else: no course
+folder, gradebook, classmates, repository or $HOME; an empty environment; no network (a
+private loopback); a private /proc and SysV IPC namespace. Nothing is writable but an
+8 MB /tmp (the root and /dev are remounted read-only). A seccomp filter
+(grading/seccomp.py) refuses the kernel's channels that outlive a sandbox (keyrings,
+SysV IPC), namespaces, mounts and ptrace; a memory cgroup (grading/cgroup.py), where one
+can be made, caps what all the worker's processes hold together. The worker lowers its
 limits (CPU seconds, memory, processes, file size, open files), then, when the grader
 runs as root, drops to an unprivileged uid of its own (the process limit is not enforced
 for root). Killing bwrap kills the sandbox's pid namespace: nothing it started survives.
@@ -30,10 +36,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from grading.layout import ROOT
+from grading import seccomp
+from grading.cgroup import MemoryCgroup
+from grading.layout import LEARNER_FILES, ROOT
 
 WORKER = Path(__file__).with_name("worker.py")
-PROVIDED = ("memory_store.py", "base")  # what the learner's two files import, from code/
 UID_BASE = 62000  # slot n runs as uid/gid 62000 + n: its own process count, no classmate's
 ANSWER_BYTES = 1 << 20  # one reply; longer is an attack
 ANSWER_SECONDS = 5.0  # wall clock for one case (a case takes microseconds)
@@ -54,6 +61,27 @@ ENV = {  # the whole environment of the worker
     "LANG": "C.UTF-8",
 }
 OUTPUT_BYTES = 64 << 10  # the learner's prints kept in the log, at most
+TMP_BYTES = 8 << 20  # the one writable folder, /tmp: a tmpfs of this size
+
+
+def provided() -> list[str]:
+    """Everything of code/ a learner may import: the student edition's provided modules.
+
+    The release copies these verbatim; only the learner core (scoring.py, retriever.py)
+    differs, and that is never among them (the Milestone 4 run stages the reference
+    scoring.py itself, as a learner file).
+    """
+    learner = {Path(name).name for name in LEARNER_FILES}
+    return sorted(
+        entry.name
+        for entry in (ROOT / "code").iterdir()
+        if entry.name not in learner
+        and not entry.name.startswith((".", "__"))
+        and (entry.suffix == ".py" or entry.is_dir())
+    )
+
+
+PROVIDED = provided()  # memory_store.py, embedding_helpers.py, config.py, base/, ...
 
 
 class SandboxMissing(RuntimeError):
@@ -94,8 +122,8 @@ def _bind(source: str, target: str, made: set[str]) -> list[str]:
     return [*args, "--ro-bind", source, target]
 
 
-def command(learner: Path, config: dict) -> list[str]:
-    """The bwrap command line for one worker."""
+def command(learner: Path, config: dict, filter_fd: int) -> list[str]:
+    """The bwrap command line for one worker; `filter_fd` holds its seccomp program."""
     made: set[str] = set()
     args = [bwrap(), *_system_dirs()]
     interpreter = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix)}
@@ -108,7 +136,10 @@ def command(learner: Path, config: dict) -> list[str]:
     for name in PROVIDED:
         args += _bind(str(ROOT / "code" / name), f"/provided/{name}", made)
     args += _bind(str(learner), "/learner", made)
-    args += ["--dev", "/dev", "--proc", "/proc", "--perms", "0755", "--dir", "/tmp"]
+    args += ["--dev", "/dev", "--remount-ro", "/dev", "--proc", "/proc"]
+    args += ["--perms", "01777", "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
+    args += ["--remount-ro", "/"]  # last: bwrap's root tmpfs, once every folder is made
+    args += ["--seccomp", str(filter_fd)]
     args += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
     args += ["--unshare-cgroup-try", "--die-with-parent", "--new-session", "--clearenv"]
     for key, value in ENV.items():
@@ -145,11 +176,24 @@ class Worker:
         slot: int = 0,
         isolated: bool = True,
         limits: dict[str, int] | None = None,
+        deadline: float | None = None,
     ):
         config = {"modules": modules, "limits": {**LIMITS, **(limits or {})}}
         config["uid"] = UID_BASE + slot
+        fds: tuple[int, ...] = ()
         if isolated:
-            argv = command(learner, config)  # first: raises SandboxMissing without bwrap
+            bwrap()  # first: SandboxMissing, naming the tool, where there is none
+            try:
+                program = seccomp.program()
+            except OSError as error:
+                raise SandboxMissing(f"{error}; pass --no-isolation to grade unfiltered") from None
+            filter_fd = seccomp.memfd(program)
+            fds = (filter_fd,)
+            try:
+                argv = command(learner, config, filter_fd)  # raises SandboxMissing without bwrap
+            except BaseException:
+                os.close(filter_fd)
+                raise
             env = {}
         else:  # the same worker, as a plain child: for machines without bubblewrap
             self.provided = tempfile.TemporaryDirectory(prefix="memory-lab-provided-")
@@ -159,19 +203,34 @@ class Worker:
             config["uid"] = None  # the limits still hold; root's process limit does not
             argv = [sys.executable, "-I", "-B", str(WORKER), json.dumps(config)]
             env = dict(ENV)
+        self.cgroup = MemoryCgroup.create()  # None where none can be made (see its reason)
+        if self.cgroup is not None:
+            argv = self.cgroup.wrap(argv)
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 (closed in __exit__)
-        self.process = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self.log,
-            env=env,
-            start_new_session=True,
-        )
+        try:
+            self.process = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self.log,
+                env=env,
+                start_new_session=True,
+                pass_fds=fds,
+            )
+        except BaseException:
+            self.log.close()
+            if self.cgroup is not None:
+                self.cgroup.remove()
+            raise
+        finally:
+            for fd in fds:
+                os.close(fd)
         self.selector = selectors.DefaultSelector()
         self.selector.register(self.process.stdout, selectors.EVENT_READ)
         self.pending = b""
         self.deadline = time.monotonic() + RUN_SECONDS
+        if deadline is not None:  # the submission's budget, across all its workers
+            self.deadline = min(self.deadline, deadline)
         self.hello = self._read(ANSWER_SECONDS * 2)
 
     def _read(self, seconds: float) -> dict | None:
@@ -219,6 +278,8 @@ class Worker:
         for stream in (self.process.stdin, self.process.stdout):
             with contextlib.suppress(OSError):
                 stream.close()
+        if self.cgroup is not None:
+            self.cgroup.remove()
 
     def __enter__(self) -> Worker:
         return self

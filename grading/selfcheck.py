@@ -8,10 +8,15 @@ honest edge cases (CRLF, BOM, tabs, extra helpers, numpy floats, warnings: full 
 and attacks on the grader (patched checks, frame inspection, reading the solution or the
 gradebook, writing the gradebook, surviving children, symlinks, always-equal objects,
 early exit, a resubmission after a crash, HTML in the feedback, printing secrets, a
-loopback connection, huge output, a hang, a fork bomb). Each attack must gain nothing
-and harm no classmate. It also proves that the feedback shows no hidden check, no
-secret, no script and no path of this machine, and that grades.csv agrees with the
-table after every child the batch could have left has had time to act.
+loopback connection, huge output, a hang, a fork bomb, a crafted traceback, echoed hidden
+inputs, a table of the public answers, a slow submission). First, one at a time on one
+slot, the kernel channels: the keyring pair (across two submissions and a regrade),
+shared-memory, tmpfs and many-process memory bombs, with the host's Shmem and
+MemAvailable sampled. Each attack must gain nothing and harm no classmate. It also
+proves that the feedback shows no hidden check, hidden input, solution line (where none
+was handed in), secret, script or path of this machine, that no descriptor leaked, and
+that grades.csv agrees with the table after every child the batch could have left has
+had time to act.
 Exit status 0 only if every expectation holds.
 """
 
@@ -19,6 +24,7 @@ from __future__ import annotations
 
 import csv
 import html
+import json
 import os
 import re
 import shutil
@@ -34,28 +40,92 @@ from xml.etree import ElementTree
 import nbformat
 import psutil
 
+from grading import cgroup
 from grading.autograde import autograde
 from grading.editions import CELL_TIMEOUT, grading_environment, release
 from grading.grader import Graded
-from grading.layout import ASSIGNMENT, COURSE, GRADED, MILESTONE_TESTS, ROOT, STUDENT
-from grading.markers import HIDDEN, BuildError, regions
-from grading.mistakes import RESUBMITTED, SUBMISSIONS, Submission
+from grading.layout import (
+    ASSIGNMENT,
+    COURSE,
+    GRADED,
+    LEARNER_FILES,
+    MILESTONE_TESTS,
+    ROOT,
+    STUDENT,
+)
+from grading.markers import HIDDEN, BuildError, regions, secret_lines
+from grading.mistakes import ECHO, KERNEL, KEYRING_FIRST, RESUBMITTED, SUBMISSIONS, Submission
 from grading.results import write_gradebook
 from grading.sandbox import UID_BASE
-from grading.verdict import CELLS, Outcome
+from grading.verdict import CELLS, Outcome, request
 
 TAGS = re.compile(r"<[^>]+>")
 # A fake key, set in the environment while grading; written in two parts so that no
 # secret scanner takes this file for one that leaks a real key.
 FAKE_SECRET = "sk-" + "selfcheck-FAKE-0123456789abcdef"
 AFTERMATH = 6  # seconds the batch's leftovers get to act before the results are read
+SHMEM_RISE = 256 << 20  # bytes of host Shmem the kernel-channel batch may add (a bomb: 1 GB)
+# bytes of MemAvailable it may take at its lowest: one worker's cap, and as much again for
+# whatever else the machine does meanwhile (the bomb without a cgroup takes 3.6 GB)
+MEMORY_DROP = 2 * cgroup.MEMORY_BYTES + (512 << 20)
 
 
 def fill(text: str, folder: Path, port: int) -> str:
     for token, value in (("__ROOT__", ROOT), ("__COURSE__", COURSE), ("__FOLDER__", folder),
-                         ("__PORT__", port)):  # fmt: skip
-        text = text.replace(token, str(value))
+                         ("__PORT__", port), ("__TABLE__", repr(numbers_table())),
+                         ("__STORES__", repr(stores_table()))):  # fmt: skip
+        if token in text:
+            text = text.replace(token, str(value))
     return text
+
+
+def numbers_table() -> dict[str, float]:
+    """The student edition's public numeric cases: json of (function, args, kwargs) -> answer."""
+    table = {}
+    for cell in CELLS:
+        if not cell.hidden and not hasattr(cell.cases[0], "rows"):
+            for case in cell.cases:
+                sent = json.loads(json.dumps(request(cell, case)))
+                key = json.dumps([sent["function"], sent["args"], sent["kwargs"]], sort_keys=True)
+                table[key] = float(case.expected)
+    return table
+
+
+def stores_table() -> dict[str, list[str]]:
+    """The student edition's public stores: json of (function, ids, k, the rest) -> answer."""
+    table = {}
+    for cell in CELLS:
+        if not cell.hidden and hasattr(cell.cases[0], "rows"):
+            for scenario in cell.cases:
+                sent = json.loads(json.dumps(request(cell, scenario)))
+                ids = [memory["id"] for memory in sent["memories"]]
+                k = sent.pop("k", None)
+                rest = {key: sent[key] for key in ("weights", "decay_rate", "half_lives")
+                        if key in sent}  # fmt: skip
+                key = json.dumps([cell.function, ids, k, rest], sort_keys=True)
+                table[key] = list(scenario.ranking) if k is None else scenario.expected
+    return table
+
+
+def hidden_echoes() -> set[str]:
+    """What the echo attack would show as "got" for each hidden case, if it could."""
+    namespace: dict = {}
+    exec(ECHO, namespace)  # the attack's own arithmetic, from grading/mistakes.py
+    shown = set()
+    for cell in CELLS:
+        if cell.hidden and not hasattr(cell.cases[0], "rows"):
+            for case in cell.cases:
+                sent = json.loads(json.dumps(request(cell, case)))
+                value = namespace["echo_value"](sent["args"], sent["kwargs"])
+                if not (value.is_integer() and abs(value) <= 10):  # 0.0, 3.0: any answer's
+                    shown.add(f"got:      {value}")
+    return shown
+
+
+def solution_lines() -> set[str]:
+    """The reference solution's lines, which no attack's feedback may quote."""
+    files = [(ROOT / name, name) for name in LEARNER_FILES]
+    return {line for line in secret_lines(files) if len(line) >= 12}
 
 
 def reformat(text: str, how: str) -> str:
@@ -93,6 +163,11 @@ def build(submission: Submission, folder: Path, port: int = 0) -> Path:
     if submission.attack:
         scoring = target / "code" / "scoring.py"
         scoring.write_text(scoring.read_text() + fill(submission.attack, folder, port))
+    if submission.retriever_attack:
+        retriever = target / "code" / "retriever.py"
+        retriever.write_text(
+            retriever.read_text() + fill(submission.retriever_attack, folder, port)
+        )
     if submission.transform:
         for name in ("code/scoring.py", "code/retriever.py"):
             text = (target / name).read_text()
@@ -104,6 +179,19 @@ def build(submission: Submission, folder: Path, port: int = 0) -> Path:
         else:
             path.unlink()
         path.symlink_to(fill(link, folder, port))
+    for name in submission.folders:
+        (target / name).unlink()
+        (target / name).mkdir()
+        (target / name / "__init__.py").write_text("")
+    if submission.nested:
+        inner = target / "memory-lab-main"
+        inner.mkdir()
+        for path in list(target.iterdir()):
+            if path != inner:
+                path.rename(inner / path.name)
+        (target / "code").mkdir()  # empty, made by mistake
+    if submission.alias and not (folder / submission.alias).exists():
+        shutil.copytree(target, folder / submission.alias, symlinks=True)
     if submission.edit_check_cells:
         for nb in GRADED:
             path = target / "notebooks" / f"{nb.name}.ipynb"
@@ -137,6 +225,8 @@ def hidden_lines() -> set[str]:
 def verdict(submission: Submission, result: Graded, hidden: set[str]) -> list[str]:
     """What is wrong with this result, if anything."""
     problems = []
+    if submission.most_seconds and result.seconds > submission.most_seconds:
+        problems.append(f"grading took {result.seconds:.0f} s, more than its budget allows")
     for outcome in result.outcomes:
         cell, most = outcome.cell.id, outcome.cell.points
         expected = 0.0 if cell in submission.breaks else most
@@ -149,9 +239,17 @@ def verdict(submission: Submission, result: Graded, hidden: set[str]) -> list[st
     for phrase in filter(None, submission.says.split(" && ")):
         if phrase.lower() not in text.lower():
             problems.append(f"feedback does not say {phrase!r}")
-    shown = sorted(hidden & {line.strip() for line in text.splitlines()})
+    lines = {line.strip() for line in text.splitlines()}
+    shown = sorted(hidden & lines)
     if shown:
         problems.append(f"feedback shows hidden check code: {shown[0]!r}")
+    if not submission.solved:  # nothing of the solution was handed in: none may be quoted
+        quoted = sorted(line for line in SOLUTION if line in text)
+        if quoted:
+            problems.append(f"feedback quotes the reference solution: {quoted[0]!r}")
+    echoed = sorted(e for e in ECHOES if e in lines)
+    if echoed:
+        problems.append(f"feedback shows a value made of a hidden input: {echoed[0]!r}")
     for bad, why in (("<script", "a script"), ("<img", "learner HTML"), ("://", "an address"),
                      (str(ROOT), "a path of this machine"), ("/tmp/", "a path of this machine"),
                      (FAKE_SECRET, "the instructor's secret")):  # fmt: skip
@@ -268,6 +366,83 @@ def seed_full_grade(student: str) -> None:
     write_gradebook(full)
 
 
+class HostMemory:
+    """The host's Shmem and MemAvailable (/proc/meminfo), sampled while a batch runs."""
+
+    def __init__(self):
+        self.before = self.read()
+        self.peak_shmem, self.least_available = self.before
+        self.running = True
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+        self.thread.start()
+
+    @staticmethod
+    def read() -> tuple[int, int]:
+        fields = {}
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            name, value = line.split(":", 1)
+            fields[name] = int(value.split()[0]) * 1024
+        return fields["Shmem"], fields["MemAvailable"]
+
+    def _sample(self):
+        while self.running:
+            shmem, available = self.read()
+            self.peak_shmem = max(self.peak_shmem, shmem)
+            self.least_available = min(self.least_available, available)
+            time.sleep(0.02)
+
+    def stop(self) -> list[str]:
+        self.running = False
+        self.thread.join()
+        after = self.read()
+        (shmem, available), mb = self.before, 1 << 20
+        print(f"  host Shmem {shmem / mb:.0f} MB before, peak +{(self.peak_shmem - shmem) / mb:.0f}"
+              f" MB, after {(after[0] - shmem) / mb:+.0f} MB; MemAvailable {available / mb:.0f} MB"
+              f" before, lowest -{(available - self.least_available) / mb:.0f} MB, after "
+              f"{(after[1] - available) / mb:+.0f} MB")  # fmt: skip
+        problems = []
+        if self.peak_shmem - shmem > SHMEM_RISE:
+            problems.append(f"host Shmem rose by {(self.peak_shmem - shmem) / mb:.0f} MB")
+        if available - self.least_available > MEMORY_DROP:
+            rise = (available - self.least_available) / mb
+            if not cgroup.available():  # per process limits only: said, not failed
+                print(f"  note: MemAvailable fell by {rise:.0f} MB: no memory cgroup here "
+                      f"({cgroup.reason()})")  # fmt: skip
+            else:
+                problems.append(f"host MemAvailable fell by {rise:.0f} MB")
+        return problems
+
+
+def clear_keyrings(jobs: int) -> None:
+    """Empty the user keyring of each grading uid, so a leftover key cannot decide a case."""
+    if os.geteuid() != 0:
+        return
+    for uid in range(UID_BASE, UID_BASE + jobs):
+        code = (
+            f"import ctypes, os\nos.setgid({uid}); os.setuid({uid})\n"
+            "ctypes.CDLL(None).syscall(250, 7, -4)"
+        )  # KEYCTL_CLEAR @u
+        subprocess.run([sys.executable, "-I", "-c", code], check=False, capture_output=True)
+
+
+def kernel_channels(folder: Path, isolated: bool) -> tuple[list[Graded], Graded, list[str]]:
+    """The kernel-channel cases, one at a time on one slot (one uid), then a regrade."""
+    clear_keyrings(1)
+    for submission in KERNEL:
+        build(submission, folder)
+    memory = HostMemory()
+    try:
+        results = autograde(folder, jobs=1, isolated=isolated, log=lambda line: None)
+    finally:
+        problems = memory.stop()
+    again = folder.parent / "regrade"
+    again.mkdir()
+    (folder / KEYRING_FIRST.name).rename(again / KEYRING_FIRST.name)
+    regraded = autograde(again, jobs=1, isolated=isolated, log=lambda line: None)[0]
+    clear_keyrings(1)
+    return results, regraded, problems
+
+
 def selfcheck(jobs: int | None = None, cell_timeout: int = CELL_TIMEOUT, isolated=True) -> int:
     start = time.monotonic()
     release(cell_timeout=cell_timeout)
@@ -276,38 +451,55 @@ def selfcheck(jobs: int | None = None, cell_timeout: int = CELL_TIMEOUT, isolate
     server, heard = listen()
     saved = dict(os.environ)
     os.environ.update(OPENAI_API_KEY=FAKE_SECRET, MEMORY_LAB_FAKE_SECRET=FAKE_SECRET)
-    failures, problems_after = 0, []
+    failures, problems_after, said = 0, [], []
     try:
         with tempfile.TemporaryDirectory(prefix="memory-lab-selfcheck-") as folder:
+            print("\nself-check: kernel channels, one submission at a time")
+            kernel = Path(folder) / "kernel" / "submissions"
+            kernel.mkdir(parents=True)
+            kernel_results, regraded, problems_after = kernel_channels(kernel, isolated)
+            batch = Path(folder) / "batch"
+            batch.mkdir()
             for submission in SUBMISSIONS:
-                build(submission, Path(folder), server.getsockname()[1])
-            classmate = (Path(folder) / "reference" / "code" / "scoring.py").read_bytes()
+                build(submission, batch, server.getsockname()[1])
+            classmate = (batch / "reference" / "code" / "scoring.py").read_bytes()
             seed_full_grade(RESUBMITTED.name)
             print()
+            fds = len(os.listdir("/proc/self/fd"))
             try:
-                results = autograde(Path(folder), jobs=jobs, isolated=isolated)
+                results = autograde(batch, jobs=jobs, isolated=isolated,
+                                    log=lambda line: (said.append(line), print(line)))  # fmt: skip
             except Exception as error:  # an attack that breaks the batch is a failure
                 print(f"\nself-check FAILED: the batch stopped: {type(error).__name__}: {error}")
                 return 1
-            problems_after = aftermath(results, jobs, heard)
-            if (Path(folder) / "reference" / "code" / "scoring.py").read_bytes() != classmate:
+            problems_after += aftermath(results, jobs, heard)
+            if len(os.listdir("/proc/self/fd")) > fds:
+                problems_after.append("the batch left file descriptors open in the grader")
+            if (batch / "reference" / "code" / "scoring.py").read_bytes() != classmate:
                 problems_after.append("a submission overwrote a classmate's submitted file")
     finally:
         os.environ.clear()
         os.environ.update(saved)
         server.close()
-    by_name = {r.student: r for r in results}
+    by_name = {r.student: r for r in results + kernel_results}
+    checked = [(s, by_name[s.name]) for s in KERNEL + SUBMISSIONS]
+    checked.insert(1, (KEYRING_FIRST, regraded))
     print("\nself-check: every submission against the grade it must get")
-    for submission in SUBMISSIONS:
-        result = by_name[submission.name]
+    for index, (submission, result) in enumerate(checked):
         maximum = sum(o.cell.points for o in result.outcomes)
         lost = sum(o.cell.points for o in result.outcomes if o.cell.id in submission.breaks)
         problems = verdict(submission, result, hidden)
         failures += bool(problems)
         mark = "ok  " if not problems else "FAIL"
-        print(f"  {mark} {submission.name:<36} {result.total:>4g}/{maximum:g} "
+        name = submission.name + (" (regraded)" if index == 1 else "")
+        print(f"  {mark} {name:<48} {result.total:>4g}/{maximum:g} "
               f"(expected {maximum - lost:g})"
               + "".join(f"\n         {p}" for p in problems))  # fmt: skip
+    for submission in SUBMISSIONS:
+        if submission.alias and not any(repr(submission.alias) in line for line in said):
+            problems_after.append(f"{submission.alias!r} was not skipped with a message")
+        if submission.alias in by_name:
+            problems_after.append(f"{submission.alias!r} was graded as a student of its own")
     print("\nself-check: after the batch, and the student edition's tests")
     problems_after += student_tests()
     for problem in problems_after:
@@ -319,7 +511,12 @@ def selfcheck(jobs: int | None = None, cell_timeout: int = CELL_TIMEOUT, isolate
     if failures:
         print(f"\nself-check FAILED: {failures} problem(s), {seconds:.0f} s")
         return 1
-    print(f"\nself-check passed: {len(SUBMISSIONS)} submissions graded as expected, "
-          f"feedback free of hidden checks and secrets, nothing outlived the batch, "
+    print(f"\nself-check passed: {len(checked)} gradings of {len(KERNEL + SUBMISSIONS)} "
+          f"submissions as expected, feedback free of hidden checks, hidden inputs, the "
+          f"solution and secrets, host memory within bounds, nothing outlived the batch, "
           f"grades.csv consistent ({seconds:.0f} s)")  # fmt: skip
     return 0
+
+
+SOLUTION = solution_lines()
+ECHOES = hidden_echoes()

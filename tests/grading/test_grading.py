@@ -7,8 +7,10 @@ edition's own tests) runs in `python -m grading selfcheck`; these are its parts,
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from pathlib import Path
+from typing import ClassVar
 
 import nbformat
 import pytest
@@ -212,6 +214,61 @@ def test_staging_copies_regular_files_and_refuses_links_fifos_and_huge_files(tmp
     assert "missing" in copy_regular(tmp_path / "absent.py", out)
 
 
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.parametrize("kind", ["folder", "socket", "device"])
+def test_a_folder_socket_or_device_in_place_of_a_learner_file_is_refused_by_name(tmp_path, kind):
+    import socket
+
+    from grading.grader import copy_regular
+
+    path = tmp_path / "scoring.py"
+    if kind == "folder":
+        path.mkdir()
+    elif kind == "socket":
+        with socket.socket(socket.AF_UNIX) as server:
+            server.bind(str(path))  # the file stays after the socket is closed
+    elif os.geteuid() == 0:
+        os.mknod(path, 0o600 | stat.S_IFCHR, os.makedev(1, 3))  # what /dev/null is
+    else:
+        pytest.skip("making a device needs root")
+    before = open_fds()
+    note = copy_regular(path, tmp_path / "out.py")
+    assert note == f"code/scoring.py was refused: it is a {kind}, not a regular file"
+    assert open_fds() == before  # nothing leaked
+    assert not (tmp_path / "out.py").exists()
+
+
+def test_student_ids_are_matched_whole_so_a_trailing_newline_is_skipped(tmp_path):
+    (tmp_path / "victim").mkdir()
+    (tmp_path / "victim\n").mkdir()
+    said = []
+    assert [p.name for p in submissions_in(tmp_path, said.append)] == ["victim"]
+    assert said == ["skipped 'victim\\n': a student id is letters, digits and _ . @ + -"]
+
+
+def test_an_empty_code_folder_at_the_top_is_passed_over_for_the_real_one_and_said(tmp_path):
+    from grading.grader import locate
+
+    (tmp_path / "ana" / "code").mkdir(parents=True)
+    (tmp_path / "ana" / "memory-lab-main" / "code").mkdir(parents=True)
+    (tmp_path / "ana" / "memory-lab-main" / "code" / "scoring.py").write_text("")
+    code, note = locate(tmp_path / "ana")
+    assert code == tmp_path / "ana" / "memory-lab-main" / "code"
+    assert note.startswith("graded memory-lab-main/code/ (the code/ folder at the top holds")
+    (tmp_path / "ana" / "copy" / "code").mkdir(parents=True)
+    (tmp_path / "ana" / "copy" / "code" / "retriever.py").write_text("")
+    assert locate(tmp_path / "ana") == (
+        None,
+        "two folders hold learner files (copy/code/, memory-lab-main/code/): keep one, "
+        "nothing graded",
+    )
+    (tmp_path / "ana" / "code" / "scoring.py").write_text("")  # the top one wins when it holds one
+    assert locate(tmp_path / "ana") == (tmp_path / "ana" / "code", "graded code/")
+
+
 def test_a_symlinked_code_folder_is_refused(tmp_path):
     (tmp_path / "real").mkdir()
     (tmp_path / "ana").mkdir()
@@ -231,31 +288,31 @@ def test_a_symlinked_code_folder_is_refused(tmp_path):
         None,  # the worker died or hung
     ],
 )
-def test_the_parent_accepts_only_an_exact_float_and_quotes_nothing_unvalidated(reply, tmp_path):
+def test_the_parent_accepts_only_an_exact_float_and_quotes_nothing_unvalidated(reply):
     from grading.verdict import CELLS, run_cell
 
     cell = next(c for c in CELLS if c.id == "check_importance_score")
-    outcome = run_cell(cell, lambda request: reply, tmp_path)
+    outcome = run_cell(cell, lambda request: reply, {})
     assert outcome.score == 0.0
     assert "<" not in outcome.message
     assert "expected" in outcome.message or "likely mistake" in outcome.message
 
 
-def test_the_parent_scores_exact_right_floats_in_full(tmp_path):
+def test_the_parent_scores_exact_right_floats_in_full():
     from grading.verdict import CELLS, run_cell
 
     cell = next(c for c in CELLS if c.id == "check_importance_score")
     answers = iter(case.expected for case in cell.cases)
-    outcome = run_cell(cell, lambda request: {"value": float(next(answers))}, tmp_path)
+    outcome = run_cell(cell, lambda request: {"value": float(next(answers))}, {})
     assert (outcome.score, outcome.message) == (cell.points, "")
 
 
-def test_hidden_cases_come_from_the_instructor_notebooks_and_never_show_their_inputs(tmp_path):
+def test_hidden_cases_come_from_the_instructor_notebooks_and_never_show_their_inputs():
     from grading.verdict import CELLS, run_cell
 
     cell = next(c for c in CELLS if c.id == "check_recency_score_hidden")
     assert len(cell.cases) == 7 and cell.hidden
-    outcome = run_cell(cell, lambda request: {"value": 0.5}, tmp_path)
+    outcome = run_cell(cell, lambda request: {"value": 0.5}, {})
     assert outcome.score == 0.0
     assert "hidden case failed" in outcome.message
     assert "0.970299" not in outcome.message and "0.5" not in outcome.message
@@ -312,3 +369,70 @@ def test_the_feedback_page_is_escaped_offline_and_capped(tmp_path):
     folder = tmp_path / "feedback" / "ana" / "milestones"
     assert {p.name for p in folder.iterdir()} == {"feedback.html", "timestamp.txt",
                                                   "submission_secret.txt"}  # fmt: skip
+
+
+def test_a_crash_line_is_quoted_only_from_the_learner_own_file(tmp_path):
+    from grading.verdict import CELLS, run_cell
+
+    mine = tmp_path / "retriever.py"
+    mine.write_text("def retrieve(store, query, now):\n    return store.missing\n")
+    cell = next(c for c in CELLS if c.id == "check_retrieve")
+    crafted = {"error": "ValueError", "file": "scoring.py", "line": 2}  # the reference's line
+    outcome = run_cell(cell, lambda request: crafted, {"retriever.py": mine})
+    assert "raised ValueError\n" in outcome.message and "line 2" not in outcome.message
+    own = {"error": "AttributeError", "file": "retriever.py", "line": 2}
+    outcome = run_cell(cell, lambda request: own, {"retriever.py": mine})
+    assert "line 2 of code/retriever.py: `return store.missing`" in outcome.message
+
+
+class FakeWorker:
+    """A worker that answers every case with 0.0 and records what each instance was asked."""
+
+    started: ClassVar[list] = []
+
+    def __init__(self, folder, modules, slot, isolated, deadline=None):
+        self.asked, self.hello = [], {"ready": True}
+        self.process = type("Process", (), {"poll": lambda self: None})()
+        FakeWorker.started.append((folder.name, self.asked))
+
+    def ask(self, request):
+        self.asked.append(request)
+        return {"value": 0.0}
+
+    def __exit__(self, *exc):
+        pass
+
+
+def test_hidden_cells_run_in_fresh_workers_after_every_public_one(tmp_path, monkeypatch):
+    from grading import grader
+    from grading.verdict import CELLS, request
+
+    monkeypatch.setattr(grader, "Worker", FakeWorker)
+    FakeWorker.started = []
+    folders = {"own": tmp_path / "own", "reference": tmp_path / "reference"}
+    budget = grader.Budget(0, True, float("inf"))
+    outcomes, _ = grader.runs(CELLS, folders, budget)
+    assert [o.cell.id for o in outcomes] == [c.id for c in CELLS]
+    hidden_inputs = [[request(c, case) for case in c.cases] for c in CELLS if c.hidden]
+    seen_hidden = False
+    for folder, asked in FakeWorker.started:
+        kinds = {any(request in inputs for inputs in hidden_inputs) for request in asked}
+        assert len(kinds) <= 1, f"a worker over {folder} got public and hidden cases"
+        if kinds == {True}:
+            seen_hidden = True
+        elif seen_hidden:
+            raise AssertionError("a public case was asked after a hidden one")
+    assert seen_hidden
+
+
+def test_cells_left_when_the_time_budget_is_spent_score_0_and_say_so(tmp_path, monkeypatch):
+    from grading import grader
+    from grading.verdict import CELLS
+
+    monkeypatch.setattr(grader, "Worker", FakeWorker)
+    budget = grader.Budget(0, True, deadline=0.0)  # long past
+    outcomes = grader.run(CELLS[:2], tmp_path, ["scoring"], {}, budget)
+    assert budget.spent and [o.score for o in outcomes] == [0.0, 0.0]
+    assert "used up the submission's 60 s" in outcomes[0].message
+    late = Graded("slow", outcomes, out_of_time=True)
+    assert table([late]).splitlines()[1].endswith("time budget of 60 s used up")

@@ -59,43 +59,43 @@ def test_a_kind_scenario_request_carries_kinds_and_infinite_half_lives_through_j
 
 
 @pytest.mark.parametrize("cell_id", sorted(M5))
-def test_the_reference_scores_every_milestone_5_cell_in_full(cell_id, tmp_path):
-    outcome = run_cell(M5[cell_id], asker(), tmp_path)
+def test_the_reference_scores_every_milestone_5_cell_in_full(cell_id):
+    outcome = run_cell(M5[cell_id], asker(), {})
     assert (outcome.score, outcome.message) == (M5[cell_id].points, "")
 
 
-def test_one_decay_rate_in_the_retriever_loses_both_retriever_cells_and_is_named(tmp_path):
+def test_one_decay_rate_in_the_retriever_loses_both_retriever_cells_and_is_named():
     def one_rate(store, query, now, k=3, weights=(1.0, 1.0, 1.0), half_lives=None):
         return retriever.retrieve(store, query, now, k=k, weights=weights)
 
     ask = asker(retriever_module=SimpleNamespace(retrieve_by_kind=one_rate))
-    public = run_cell(M5["check_retrieve_by_kind"], ask, tmp_path)
-    hidden = run_cell(M5["check_retrieve_by_kind_hidden"], ask, tmp_path)
+    public = run_cell(M5["check_retrieve_by_kind"], ask, {})
+    hidden = run_cell(M5["check_retrieve_by_kind_hidden"], ask, {})
     assert public.score == hidden.score == 0.0
     assert "recency_score with one decay rate" in public.message
     assert "hidden store failed" in hidden.message and "recency_score with one" in hidden.message
     assert "s1" not in hidden.message  # the hidden store's ids stay hidden
 
 
-def test_a_half_life_used_as_a_rate_overflows_and_the_feedback_says_why(tmp_path):
+def test_a_half_life_used_as_a_rate_overflows_and_the_feedback_says_why():
     def as_rate(now, last_accessed, kind, half_lives=scoring.HALF_LIVES):
         return half_lives[kind] ** ((now - last_accessed) / 3600)
 
     ask = asker(scoring_module=SimpleNamespace(kind_recency_score=as_rate))
     for cell_id in ("check_kind_recency_score", "check_kind_recency_score_hidden"):
-        outcome = run_cell(M5[cell_id], ask, tmp_path)
+        outcome = run_cell(M5[cell_id], ask, {})
         assert outcome.score == 0.0
         assert "a half-life is not a decay rate" in outcome.message
 
 
-def test_episodes_that_never_fade_are_named_without_showing_a_hidden_case(tmp_path):
+def test_episodes_that_never_fade_are_named_without_showing_a_hidden_case():
     def never(now, last_accessed, kind, half_lives=scoring.HALF_LIVES):
         if kind == "episodic":
             return 1.0
         return scoring.kind_recency_score(now, last_accessed, kind, half_lives)
 
     ask = asker(scoring_module=SimpleNamespace(kind_recency_score=never))
-    hidden = run_cell(M5["check_kind_recency_score_hidden"], ask, tmp_path)
+    hidden = run_cell(M5["check_kind_recency_score_hidden"], ask, {})
     assert hidden.score == 0.0 and "episodic memories never faded" in hidden.message
     assert "0.7071" not in hidden.message
 

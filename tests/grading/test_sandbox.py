@@ -4,21 +4,25 @@ Each probe is an importance_score that returns a number saying whether it got ou
 or not (0.0), run by a real worker in bubblewrap. This machine and CI run as root, where
 the process limit is not enforced: the worker must drop to its own uid first. Where the
 probe needs a contrast, the same file is run with isolation switched off, to show the
-probe does detect what it tests.
+probe does detect what it tests. The seccomp program itself is also run here, by a small
+BPF interpreter, on every call it must refuse.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import socket
+import struct
 import time
 
 import psutil
 import pytest
 
+from grading import cgroup, seccomp
 from grading.layout import ROOT
-from grading.sandbox import ENV, LIMITS, UID_BASE, Worker
+from grading.sandbox import ENV, LIMITS, TMP_BYTES, UID_BASE, Worker
 
 pytestmark = [
     pytest.mark.slow,
@@ -31,7 +35,8 @@ def probe(tmp_path, body: str, isolated: bool = True, slot: int = 7):
     folder = tmp_path / "learner"
     folder.mkdir(exist_ok=True)
     folder.chmod(0o755)
-    source = "import os, resource, socket, sys, time\n\n\ndef importance_score(importance):\n"
+    source = "import ctypes, errno, os, resource, socket, sys, time\n"
+    source += "libc = ctypes.CDLL(None, use_errno=True)\n\n\ndef importance_score(importance):\n"
     source += "".join(f"    {line}\n" for line in body.strip().splitlines())
     (folder / "scoring.py").write_text(source)
     (folder / "scoring.py").chmod(0o644)
@@ -195,3 +200,155 @@ def test_without_bubblewrap_grading_refuses_and_names_the_tool(monkeypatch):
     monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
     with pytest.raises(sandbox.SandboxMissing, match="bwrap.*--no-isolation"):
         sandbox.probe()
+
+
+def run_filter(nr: int, arch: int = seccomp.AUDIT_ARCH_X86_64, arg0: int = 0) -> int:
+    """What the seccomp program returns for one call: a tiny classic-BPF interpreter."""
+    data = struct.pack("=iIQ6Q", nr, arch, 0, arg0, 0, 0, 0, 0, 0)
+    rows = [struct.unpack("=HBBI", seccomp.program()[i : i + 8])
+            for i in range(0, len(seccomp.program()), 8)]  # fmt: skip
+    pc, acc = 0, 0
+    while True:
+        code, jt, jf, k = rows[pc]
+        if code == seccomp.LD:
+            acc = struct.unpack_from("=I", data, k)[0]
+        elif code == seccomp.RET:
+            return k
+        elif code in (seccomp.JEQ, seccomp.JGE, seccomp.JSET):
+            taken = {seccomp.JEQ: acc == k, seccomp.JGE: acc >= k, seccomp.JSET: acc & k}[code]
+            pc += jt if taken else jf
+        pc += 1
+
+
+EPERM, ENOSYS = seccomp.ERRNO | errno.EPERM, seccomp.ERRNO | errno.ENOSYS
+
+
+@pytest.mark.parametrize("name", sorted(seccomp.DENIED))
+def test_the_filter_refuses_every_listed_call_with_eperm(name):
+    assert run_filter(seccomp.DENIED[name]) == EPERM
+
+
+@pytest.mark.parametrize(
+    ("call", "verdict"),
+    [
+        ({"nr": 0}, seccomp.ALLOW),  # read
+        ({"nr": 57}, seccomp.ALLOW),  # fork
+        ({"nr": seccomp.CLONE, "arg0": 0x01200011}, seccomp.ALLOW),  # a thread's or fork's flags
+        ({"nr": seccomp.CLONE, "arg0": 0x10000000 | 0x11}, EPERM),  # CLONE_NEWUSER
+        ({"nr": seccomp.CLONE, "arg0": 0x00020000}, EPERM),  # CLONE_NEWNS
+        ({"nr": seccomp.CLONE3}, ENOSYS),  # the C library falls back to clone
+        ({"nr": 0 | seccomp.X32_BIT}, EPERM),  # the x32 ABI
+        ({"nr": 0, "arch": 0x40000003}, seccomp.KILL),  # i386 through int 0x80
+    ],
+)
+def test_the_filter_checks_the_architecture_and_the_namespace_flags_of_clone(call, verdict):
+    assert run_filter(**call) == verdict
+
+
+@pytest.mark.parametrize(
+    ("call", "number"),
+    [
+        ("add_key", "libc.syscall(248, b'user', b'memory-lab-probe', b'x', 1, -4)"),
+        ("keyctl", "libc.syscall(250, 10, -4, b'user', b'memory-lab-probe', 0)"),
+        ("shmget", "libc.syscall(29, 0, 1 << 20, 0o1600)"),
+        ("msgget", "libc.syscall(68, 0, 0o1600)"),
+        ("semget", "libc.syscall(64, 0, 1, 0o1600)"),
+        ("unshare", "libc.syscall(272, 0x10000000)"),
+        ("ptrace", "libc.syscall(101, 16, 1, 0, 0)"),
+        ("io_uring_setup", "libc.syscall(425, 4, None)"),
+    ],
+)
+def test_kernel_channels_that_outlive_a_sandbox_are_refused_in_the_worker(tmp_path, call, number):
+    body = f"result = {number}\nreturn float(ctypes.get_errno()) if result == -1 else -1.0"
+    assert probe(tmp_path, body)[0] == {"value": float(errno.EPERM)}
+
+
+def test_the_filter_leaves_forks_and_subprocesses_working(tmp_path):
+    body = """
+import subprocess
+pid = os.fork()
+if pid == 0:
+    os._exit(7)
+status = os.waitpid(pid, 0)[1]
+return float(os.waitstatus_to_exitcode(status) + subprocess.run(['/bin/true']).returncode)
+"""
+    assert probe(tmp_path, body)[0] == {"value": 7.0}
+
+
+def test_only_a_small_tmp_is_writable(tmp_path):
+    body = """
+written = 0
+for folder in ('/', '/dev', '/dev/shm', '/learner', '/provided', '/grader', '/tmp'):
+    for n in range(100):
+        try:
+            with open(f'{folder}/bomb{n}', 'wb') as file:
+                file.write(b'x' * (1 << 20))
+            written += 1 << 20
+        except OSError:
+            break
+return float(written)
+"""
+    assert 0 < probe(tmp_path, body)[0]["value"] <= TMP_BYTES
+
+
+needs_cgroup = pytest.mark.skipif(
+    not cgroup.available(), reason="no memory cgroup can be made here"
+)
+
+
+@needs_cgroup
+def test_memory_held_across_processes_is_capped_for_the_worker_as_a_whole(tmp_path):
+    body = """
+import signal
+children = []
+for n in range(4):  # 4 x 400 MB, each under RLIMIT_AS: only the cgroup sees the sum
+    pid = os.fork()
+    if pid == 0:
+        hog = bytearray(400 << 20)
+        for i in range(0, len(hog), 4096):
+            hog[i] = 1
+        time.sleep(2)
+        os._exit(0)
+    children.append(pid)
+killed = [os.waitpid(pid, 0)[1] == signal.SIGKILL for pid in children]
+return float(sum(killed))
+"""
+    assert probe(tmp_path, body)[0]["value"] >= 1.0  # the kernel's OOM killer took one
+
+
+@needs_cgroup
+def test_each_worker_gets_its_own_cgroup_and_it_is_removed_after(tmp_path):
+    folder = tmp_path / "learner"
+    folder.mkdir()
+    folder.chmod(0o755)
+    (folder / "scoring.py").write_text("def importance_score(importance):\n    return 1.0\n")
+    (folder / "scoring.py").chmod(0o644)
+    with Worker(folder, ["scoring"], slot=7) as worker:
+        assert worker.cgroup is not None and worker.cgroup.folder.is_dir()
+        assert worker.ask({"function": "importance_score", "args": [1], "kwargs": {}})
+        peak = worker.cgroup.peak()
+    assert peak is not None and 0 < peak <= cgroup.MEMORY_BYTES
+    assert not worker.cgroup.folder.exists()
+
+
+def test_every_provided_module_is_importable_and_the_reference_core_is_not_there(tmp_path):
+    from grading.sandbox import PROVIDED
+
+    assert {"memory_store.py", "embedding_helpers.py", "config.py", "base", "embeddings"} <= set(
+        PROVIDED
+    )
+    assert not {"scoring.py", "retriever.py"} & set(PROVIDED)
+    body = """
+import embedding_helpers, config, memory_store
+from embeddings import hybrid
+return 0.0 if os.path.exists('/provided/scoring.py') else 1.0
+"""
+    assert probe(tmp_path, body)[0] == {"value": 1.0}
+
+
+def test_finding_out_whether_a_cgroup_can_be_made_leaves_none_behind():
+    parent = cgroup._own()
+    before = set(parent[1].glob("memory-lab-*")) if parent else set()
+    cgroup.available()
+    cgroup.describe()
+    assert (set(parent[1].glob("memory-lab-*")) if parent else set()) == before

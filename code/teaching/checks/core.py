@@ -35,6 +35,9 @@ from teaching.milestones import LEARNER_FILES, MILESTONES, where
 
 HOUR = SECONDS_PER_HOUR
 NOW = COURSE_NOW  # the course examples' fixed "now", epoch seconds
+# How close a float answer must be, here and in grading: float32 arithmetic (numpy's
+# float32 cosine is off by about 1e-7) meets it, and no known mistake comes that close.
+TOLERANCE = {"rel_tol": 1e-6, "abs_tol": 1e-9}
 
 
 class CheckFailed(AssertionError):
@@ -208,7 +211,7 @@ NO_MISTAKES = Mistakes()
 
 
 def _close(a: float, b: float) -> bool:
-    return math.isclose(a, b, rel_tol=1e-7, abs_tol=1e-9)
+    return math.isclose(a, b, **TOLERANCE)
 
 
 def _matches(model: Callable, case: Case, got: Any) -> bool:

@@ -1,0 +1,325 @@
+"""Fresh inputs for the public graded cells: drawn per submission, judged by the reference.
+
+The student edition ships its public checks with their inputs and answers, so a table of
+those answers would pass them without computing anything. The grader keeps each public
+case's shape (the same function and kind of input: an hour ago, a future access, a zero
+vector, unequal weights, a superseded memory, a tie) and draws new numbers for it, seeded
+by the assignment, the student id and the submitted files (the same submission always
+gets the same inputs), then computes the expected value here, in the trusted parent,
+with the instructor's reference solution. A draw must keep the cell's power: every known
+mistake the notebook's own cases catch must still be caught, or it is drawn again.
+
+Stores (Milestones 4 and 5) keep their scores: vectors are turned by a random rotation
+(cosines unchanged) and rounded to 4 decimals, memories renamed and shuffled. The
+expected ranking is the reference's on the new store; what each named mistake returns
+there comes from `mistaken`, a ranker with that mistake switched on. A draw with two
+different scores closer than 1e-4 is refused, so float32 and float64 rank alike.
+
+    rng = seeded("ana", [scoring_bytes, retriever_bytes])
+    cells = fresh_cells(CELLS, rng)      # hidden cells unchanged: their inputs never show
+
+Deliberately left out: the hidden cells (the instructor's own inputs, never shown).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import math
+import random
+import sys
+from collections.abc import Callable, Iterable
+
+from grading.layout import ASSIGNMENT, ROOT
+
+if str(ROOT / "code") not in sys.path:
+    sys.path.insert(0, str(ROOT / "code"))  # the instructor's solution; never a submission's
+import retriever as reference_retriever
+import scoring as reference
+from base.defaults import DECAY_RATE, HALF_LIVES
+from grading.verdict import MISTAKES, RANKS, Cell
+from teaching.checks import core
+from teaching.checks import m4_retriever as m4
+from teaching.checks import m5_kinds as m5
+from teaching.checks.core import HOUR, NOW, Case
+
+DRAWS = 20  # attempts at a draw that keeps the cell's power, before keeping the notebook's
+GAP = 1e-4  # the least relative gap between two different scores of a drawn store
+TIE = (
+    "equal scores must keep the store's order: sort with reverse=True instead of "
+    "sorting ascending and reversing the list"
+)
+VARIANTS = {  # a scenario's named mistake -> the switch that makes `mistaken` commit it
+    m4.SUPERSEDED: {"superseded": True},
+    m4.CREATED_AT: {"created": True},
+    "only recency counted: combine all three signals": {"signals": (0, 1, 0)},
+    "only relevance counted: combine all three signals": {"signals": (1, 0, 0)},
+    "the weights argument was not passed on to the scoring": {"weights": (1.0, 1.0, 1.0)},
+    "the decay_rate argument was not passed on to recency": {"decay_rate": DECAY_RATE},
+    TIE: {"reverse_ties": True},
+    m5.ONE_RATE: {"one_rate": True},
+    m5.HALF_LIVES_DROPPED: {"half_lives": dict(HALF_LIVES)},
+}
+NAMES = [f"{letter}{digit}" for letter in "abcdefghjkmnpqrstuvwxyz" for digit in range(1, 10)]
+
+
+def seeded(student: str, files: Iterable[bytes]) -> random.Random:
+    """The generator of one submission's inputs: the same files, the same draw."""
+    digest = hashlib.sha256(f"{ASSIGNMENT}\0{student}\0".encode())
+    for data in files:
+        digest.update(len(data).to_bytes(8, "big") + data)
+    return random.Random(digest.digest())
+
+
+def fresh_cells(cells: list[Cell], rng: random.Random) -> list[Cell]:
+    """The cells with new public cases; hidden cells as they are."""
+    drawn = []
+    for cell in cells:
+        if cell.hidden:
+            drawn.append(cell)
+        elif cell.function in NUMBERS:
+            drawn.append(dataclasses.replace(cell, cases=_numbers(cell, rng)))
+        else:
+            cases = [_store(cell, scenario, rng) for scenario in cell.cases]
+            drawn.append(dataclasses.replace(cell, cases=cases))
+    return drawn
+
+
+# --- numbers -----------------------------------------------------------------------------
+
+
+def _numbers(cell: Cell, rng: random.Random) -> list[Case]:
+    models = MISTAKES[cell.function].models
+    caught = {label for label, model in models if _catches(model, cell.cases)}
+    for _ in range(DRAWS):
+        cases = []
+        for case in cell.cases:
+            args, kwargs, call = NUMBERS[cell.function](case, rng)
+            expected = getattr(reference, cell.function)(*args, **kwargs)
+            shown = float(f"{expected:.12g}")  # 1.46, not 1.4600000000000002: well within 1e-6
+            cases.append(Case(tuple(args), shown, kwargs, call))
+        if all(_catches(model, cases) for label, model in models if label in caught):
+            return cases
+    return list(cell.cases)  # no draw kept the cell's power: the notebook's own cases
+
+
+def _catches(model: Callable, cases: list[Case]) -> bool:
+    return any(not core._matches(model, case, case.expected) for case in cases)
+
+
+def _hours(hours: float, rng: random.Random) -> float:
+    """About as many hours ago (0 stays 0; a future access stays in the future)."""
+    if hours == 0:
+        return 0.0
+    if hours < 0:
+        return -round(rng.uniform(0.5, 3.0), 2)
+    return round(hours * rng.uniform(0.5, 1.5), 2) or 0.01
+
+
+def _ago(hours: float) -> str:
+    if hours == 0:
+        return "now"
+    return f"now - {hours:g}*hour" if hours > 0 else f"now + {-hours:g}*hour"
+
+
+def _comment(case: Case) -> str:
+    return f"  # {case.call.split('#', 1)[1].strip()}" if "#" in case.call else ""
+
+
+def _recency(case: Case, rng: random.Random):
+    hours = _hours((case.args[0] - case.args[1]) / HOUR, rng)
+    kwargs = dict(case.kwargs)
+    if kwargs.get("decay_rate", 1.0) != 1.0:  # 1.0 is the shape "never fades": kept
+        kwargs["decay_rate"] = rng.choice([r / 1000 for r in range(900, 1000) if r != 995])
+    shown = "".join(f", {key}={value!r}" for key, value in kwargs.items())
+    call = f"recency_score(now, {_ago(hours)}{shown}){_comment(case)}"
+    return (NOW, NOW - hours * HOUR), kwargs, call
+
+
+def _importance(case: Case, rng: random.Random):
+    rating = case.args[0]
+    if rating not in (1, 10):  # the ends of the scale are kept
+        whole = rng.randint(2, 9)
+        rating = whole if float(rating).is_integer() else whole + rng.choice((0.25, 0.5, 0.75))
+    return (rating,), {}, f"importance_score({rating!r})"
+
+
+def _vector(size: int, rng: random.Random) -> list[float]:
+    return [float(rng.choice((-1, 1)) * rng.randint(1, 5)) for _ in range(size)]
+
+
+def _relevance(case: Case, rng: random.Random):
+    query, memory = case.args
+    size, expected = len(query), case.expected
+    scale = float(rng.choice((0.5, 2.0, 3.0)))
+    if not any(query):  # a zero vector
+        query, memory = [0.0] * size, _vector(size, rng)
+    elif expected in (1.0, -1.0):  # the same direction, or the opposite
+        query = _vector(size, rng)
+        memory = [expected * scale * v for v in query]
+    elif expected == 0.0 and size == 2:  # orthogonal, exactly, in float32 too
+        query = _vector(2, rng)
+        memory = [-query[1] * scale, query[0] * scale]
+    else:
+        while True:  # a plain angle, far from 0 and from ±1
+            query, memory = _vector(size, rng), _vector(size, rng)
+            if 0.2 <= abs(reference.relevance_score(query, memory)) <= 0.95:
+                break
+    shown = f"relevance_score({_list(query)}, {_list(memory)}){_comment(case)}"
+    return (query, memory), {}, shown
+
+
+def _list(vector) -> str:
+    return "[" + ", ".join(f"{v:g}" for v in vector) + "]"
+
+
+def _retrieval(case: Case, rng: random.Random):
+    while True:
+        signals = (round(rng.uniform(0.05, 0.95), 2), round(rng.uniform(0.05, 1.0), 2),
+                   rng.randint(1, 10) / 10)  # fmt: skip
+        if len(set(signals)) == 3:
+            break
+    kwargs = {k: v for k, v in case.kwargs.items() if k == "weights"}
+    weights = kwargs.get("weights")
+    if weights is not None and len(set(weights)) > 1:  # equal weights stay equal
+        while True:
+            drawn = tuple(0.0 if w == 0 else round(rng.uniform(0.1, 3.0), 2) for w in weights)
+            if len({w for w in drawn if w}) == sum(1 for w in drawn if w):
+                break
+        kwargs["weights"] = drawn
+    if case.args:
+        return signals, kwargs, ""
+    return (), {"rel": signals[0], "rec": signals[1], "imp": signals[2], **kwargs}, ""
+
+
+def _kind_recency(case: Case, rng: random.Random):
+    now, last_accessed, kind = case.args
+    hours = _hours((now - last_accessed) / HOUR, rng)
+    kwargs, table = {}, ""
+    if "half_lives" in case.kwargs:
+        drawn = {k: v if v == math.inf else round(v * rng.uniform(0.5, 1.5), 1)
+                 for k, v in case.kwargs["half_lives"].items()}  # fmt: skip
+        kwargs, table = {"half_lives": drawn}, f", half_lives={drawn}"
+    call = f"kind_recency_score(now, {_ago(hours)}, {kind!r}{table}){_comment(case)}"
+    return (NOW, NOW - hours * HOUR, kind), kwargs, call
+
+
+NUMBERS = {
+    "recency_score": _recency,
+    "importance_score": _importance,
+    "relevance_score": _relevance,
+    "retrieval_score": _retrieval,
+    "kind_recency_score": _kind_recency,
+}
+
+
+# --- stores ------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Drawn(m4.Scenario):
+    """A drawn store of Milestone 4, with its top row's signals by the reference."""
+
+    signals: tuple[float, ...] = ()
+
+
+def mistaken(scenario, **switch) -> list[tuple[float, str]]:
+    """(score, id) of every memory ranked as a retriever with one mistake would rank them."""
+    store = scenario.build()
+    query = store.check_query(list(scenario.query))  # float32, as the retriever sees it
+    kinds = isinstance(scenario, m5.KindScenario)
+    weights = switch.get("weights", scenario.weights)
+    mask = switch.get("signals", (1, 1, 1))
+    rows = []
+    for memory in store:
+        if memory.superseded_by is not None and not switch.get("superseded"):
+            continue
+        when = memory.created_at if switch.get("created") else memory.last_accessed
+        if kinds and not switch.get("one_rate"):
+            table = switch.get("half_lives", scenario.half_lives)
+            rec = reference.kind_recency_score(NOW, when, memory.kind, table)
+        else:
+            rate = switch.get("decay_rate", getattr(scenario, "decay_rate", DECAY_RATE))
+            rec = reference.recency_score(NOW, when, rate)
+        rel = reference.relevance_score(query, memory.embedding)
+        imp = reference.importance_score(memory.importance)
+        score = reference.retrieval_score(rel * mask[0], rec * mask[1], imp * mask[2], weights)
+        rows.append((score, memory.id))
+    if switch.get("reverse_ties"):
+        return sorted(rows, key=lambda row: row[0])[::-1]
+    return sorted(rows, key=lambda row: row[0], reverse=True)
+
+
+def _store(cell: Cell, scenario, rng: random.Random):
+    full = cell.function == RANKS  # rank_memories: the whole ranking is the answer
+    for _ in range(DRAWS):
+        drawn = _redraw(scenario, rng) if scenario.rows else scenario
+        judged = _judge(drawn, full)
+        if judged is not None:
+            return judged
+    return _judge(scenario, full) or scenario
+
+
+def _redraw(scenario, rng: random.Random):
+    """The same store, turned, rounded, renamed and shuffled."""
+    kinds = isinstance(scenario, m5.KindScenario)
+    turn = _rotation(len(scenario.query), rng)
+    names = dict(zip((row[0] for row in scenario.rows), rng.sample(NAMES, len(scenario.rows))))
+    rows = []
+    for row in scenario.rows:
+        at = 2 if kinds else 1  # where the embedding sits in the row
+        by = row[-1] and names[row[-1]]
+        rows.append((names[row[0]], *row[1:at], turn(row[at]), *row[at + 1 : -1], by))
+    rng.shuffle(rows)
+    return dataclasses.replace(scenario, rows=tuple(rows), query=turn(scenario.query))
+
+
+def _rotation(size: int, rng: random.Random) -> Callable:
+    """A random rotation of `size`-dimensional vectors, then rounding to 4 decimals."""
+    matrix = [[float(i == j) for j in range(size)] for i in range(size)]
+    for _ in range(3 * size):  # a product of random plane rotations
+        i, j = rng.sample(range(size), 2) if size > 1 else (0, 0)
+        angle = rng.uniform(0, 2 * math.pi)
+        c, s = math.cos(angle), math.sin(angle)
+        for row in matrix:
+            row[i], row[j] = c * row[i] - s * row[j], s * row[i] + c * row[j]
+    return lambda v: tuple(round(sum(m * x for m, x in zip(row, v)), 4) for row in matrix)
+
+
+def _judge(scenario, full: bool):
+    """The scenario with its expected ranking and mistakes, or None if it lost its power."""
+    right = mistaken(scenario)
+    ranking = tuple(i for _, i in right)
+    if list(ranking) != _reference_ranking(scenario):
+        raise AssertionError(f"mistaken() disagrees with the reference on {scenario.title!r}")
+    for (a, _), (b, _) in itertools.pairwise(right):
+        if a != b and a - b < GAP * max(1.0, abs(a)):
+            return None  # two scores so close that rounding could order them either way
+    k = len(ranking) if full else scenario.k
+    mistakes = {}
+    for label in scenario.mistakes:
+        ids = tuple(i for _, i in mistaken(scenario, **VARIANTS[label]))[:k]
+        if list(ids) == list(ranking[:k]):
+            return None  # this mistake would pass on this store
+        mistakes[label] = ids
+    drawn = dataclasses.replace(scenario, ranking=ranking, mistakes=mistakes)
+    if isinstance(scenario, m5.KindScenario):
+        return drawn
+    top = reference_retriever.rank_memories(scenario.build(), list(scenario.query), NOW,
+                                            scenario.weights, scenario.decay_rate)  # fmt: skip
+    signals = (top[0].relevance, top[0].recency, top[0].importance, top[0].score) if top else ()
+    fields = {f.name: getattr(drawn, f.name) for f in dataclasses.fields(m4.Scenario)}
+    return Drawn(**{**fields, "k": k if full else scenario.k}, signals=signals)
+
+
+def _reference_ranking(scenario) -> list[str]:
+    store, query = scenario.build(), list(scenario.query)
+    if isinstance(scenario, m5.KindScenario):
+        k = max(1, len(scenario.rows))
+        result = reference_retriever.retrieve_by_kind(store, query, NOW, k, scenario.weights,
+                                                      scenario.half_lives)  # fmt: skip
+        return [memory.id for memory in result]
+    rows = reference_retriever.rank_memories(store, query, NOW, scenario.weights,
+                                             scenario.decay_rate)  # fmt: skip
+    return [row.memory.id for row in rows]

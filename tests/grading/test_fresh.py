@@ -1,0 +1,95 @@
+"""Fresh public inputs: the reference still scores full, a table of the notebook's answers
+does not, every named mistake is still caught and named, and a draw is reproducible.
+
+The worker's own `answer` runs in this process on the reference (as in
+test_milestone_5_grading.py), every request and reply through JSON like the sandbox's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+
+import pytest
+
+import retriever
+import scoring
+from grading.fresh import VARIANTS, fresh_cells, mistaken, seeded
+from grading.layout import ROOT
+from grading.verdict import CELLS, RANKS, TOP_SIGNALS, request, run_cell
+from teaching.checks.core import NOW
+
+PUBLIC = [cell for cell in CELLS if not cell.hidden]
+
+
+def asker():
+    spec = importlib.util.spec_from_file_location("grading_worker", ROOT / "grading" / "worker.py")
+    worker = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(worker)
+    worker.LEARNER = str(ROOT / "code")
+    worker.MODULES.update(scoring=scoring, retriever=retriever)
+    return lambda req: json.loads(json.dumps(worker.answer(json.loads(json.dumps(req)))))
+
+
+@pytest.mark.parametrize("student", ["ana", "ben.k", "cy", "dee", "ed"])
+def test_the_reference_scores_every_fresh_public_cell_in_full(student):
+    for cell in fresh_cells(PUBLIC, seeded(student, [b"scoring", b"retriever"])):
+        outcome = run_cell(cell, asker(), {})
+        assert (outcome.score, outcome.message) == (cell.points, ""), cell.id
+
+
+def test_fresh_inputs_differ_from_the_notebook_and_between_submissions():
+    ana = fresh_cells(PUBLIC, seeded("ana", [b"x"]))
+    again = fresh_cells(PUBLIC, seeded("ana", [b"x"]))
+    edited = fresh_cells(PUBLIC, seeded("ana", [b"x "]))
+    for notebook, mine, same, other in zip(PUBLIC, ana, again, edited):
+        sent = [json.dumps(request(mine, case)) for case in mine.cases]
+        assert sent == [json.dumps(request(same, case)) for case in same.cases]
+        assert sent != [json.dumps(request(notebook, case)) for case in notebook.cases]
+        assert sent != [json.dumps(request(other, case)) for case in other.cases]
+
+
+def test_a_table_of_the_notebook_answers_fails_every_fresh_public_cell():
+    table = {}
+    for cell in PUBLIC:
+        for case in cell.cases:
+            key = json.dumps(request(cell, case), sort_keys=True)
+            if not hasattr(case, "ranking"):
+                table[key] = {"value": float(case.expected)}
+                continue
+            ids = list(case.ranking) if cell.function == RANKS else case.expected
+            accessed = {m["id"]: m["last_accessed"] for m in case.memories()}
+            if cell.function != RANKS:
+                accessed.update(dict.fromkeys(ids, NOW))
+            table[key] = {"shape": None, "ids": ids, "accessed": accessed,
+                          "signals": list(TOP_SIGNALS)}  # fmt: skip
+
+    def answer(req):
+        return table.get(json.dumps(req, sort_keys=True), {"value": 0.0})
+
+    for cell in PUBLIC:
+        assert run_cell(cell, answer, {}).score == cell.points  # the table passes the notebook
+    for cell in fresh_cells(PUBLIC, seeded("table", [b""])):
+        assert run_cell(cell, answer, {}).score == 0, cell.id
+
+
+def test_each_named_store_mistake_is_modelled_exactly_on_the_notebook_stores():
+    for cell in PUBLIC:
+        for scenario in cell.cases:
+            for label, ids in getattr(scenario, "mistakes", {}).items():
+                ranked = [i for _, i in mistaken(scenario, **VARIANTS[label])]
+                assert tuple(ranked[: scenario.k]) == tuple(ids), (scenario.title, label)
+            if hasattr(scenario, "ranking"):
+                assert tuple(i for _, i in mistaken(scenario)) == tuple(scenario.ranking)
+
+
+@pytest.mark.parametrize("cell_id", ["check_retrieve", "check_rank_memories"])
+def test_named_store_mistakes_are_still_named_on_fresh_stores(cell_id):
+    cell = next(c for c in fresh_cells(PUBLIC, seeded("ana", [])) if c.id == cell_id)
+    scenario = next(s for s in cell.cases if s.title == "five live memories, one superseded")
+    for label, ids in scenario.mistakes.items():
+        accessed = {m["id"]: m["last_accessed"] for m in scenario.memories()}
+        reply = {"shape": None, "ids": list(ids), "accessed": accessed, "signals": [0.0] * 4}
+        one = dataclasses.replace(cell, cases=[scenario])
+        assert label in run_cell(one, lambda req, reply=reply: reply, {}).message
