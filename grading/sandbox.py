@@ -124,8 +124,12 @@ def _bind(source: str, target: str, made: set[str]) -> list[str]:
 
 def command(learner: Path, config: dict, filter_fd: int) -> list[str]:
     """The bwrap command line for one worker; `filter_fd` holds its seccomp program."""
-    made: set[str] = set()
+    # subtle: the small /tmp comes before every bind, so that an interpreter, a virtual
+    # environment or a checkout that lives under /tmp (a CI clone) is bound on top of it
+    # instead of hidden beneath it
+    made: set[str] = {"/tmp"}
     args = [bwrap(), *_system_dirs()]
+    args += ["--perms", "01777", "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
     interpreter = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix)}
     for prefix in sorted(interpreter):
         if not prefix.startswith("/usr/"):
@@ -137,7 +141,6 @@ def command(learner: Path, config: dict, filter_fd: int) -> list[str]:
         args += _bind(str(ROOT / "code" / name), f"/provided/{name}", made)
     args += _bind(str(learner), "/learner", made)
     args += ["--dev", "/dev", "--remount-ro", "/dev", "--proc", "/proc"]
-    args += ["--perms", "01777", "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
     args += ["--remount-ro", "/"]  # last: bwrap's root tmpfs, once every folder is made
     args += ["--seccomp", str(filter_fd)]
     args += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]

@@ -352,3 +352,20 @@ def test_finding_out_whether_a_cgroup_can_be_made_leaves_none_behind():
     cgroup.available()
     cgroup.describe()
     assert (set(parent[1].glob("memory-lab-*")) if parent else set()) == before
+
+
+def test_an_interpreter_under_tmp_is_bound_on_top_of_the_small_tmp(monkeypatch):
+    """A CI clone keeps its virtual environment under /tmp: the small /tmp must not hide it."""
+    from grading import sandbox
+
+    monkeypatch.setattr(sandbox.sys, "prefix", "/tmp/clone/.venv")
+    monkeypatch.setattr(sandbox.os.path, "realpath", lambda path: str(path))
+    args = sandbox.command(ROOT, {}, filter_fd=3)
+    tmpfs = args.index("--tmpfs")
+    assert args[tmpfs + 1] == "/tmp"
+    binds = [args[i + 2] for i, arg in enumerate(args) if arg == "--ro-bind"]
+    assert "/tmp/clone/.venv" in binds
+    first_under_tmp = min(
+        i for i, arg in enumerate(args) if arg == "--ro-bind" and args[i + 2].startswith("/tmp/")
+    )
+    assert tmpfs < first_under_tmp  # mounted first, so the bind lands on top of it
