@@ -14,6 +14,14 @@ from teaching.milestones import LEARNER_FILES, MILESTONE_TESTS, MILESTONES, wher
 NOW = 1_000_000.0  # epoch seconds: the course examples' fixed "now"
 HOUR = 3600.0
 DAY = 24 * HOUR
+# Five episodes about one subject: what consolidation clusters, in several test files.
+POOL_LEAK = [
+    "debugged the connection pool leak in the billing API",
+    "the connection pool leaked again after the deploy",
+    "restarted the billing API because the connection pool was exhausted",
+    "connection pool leak: raised the pool size as a stopgap",
+    "found the connection pool leak: sessions never closed in the billing API",
+]
 
 
 @pytest.fixture(autouse=True)

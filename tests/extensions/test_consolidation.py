@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import DAY, NOW
+from conftest import DAY, NOW, POOL_LEAK
 from embedding_helpers import Embedder
 from extensions.consolidation import (
     MIN_CLUSTER_SIZE,
@@ -18,13 +18,6 @@ from extensions.superseding import fact_history
 from memory_store import MemoryStore
 from retriever import retrieve
 
-POOL_LEAK = [
-    "debugged the connection pool leak in the billing API",
-    "the connection pool leaked again after the deploy",
-    "restarted the billing API because the connection pool was exhausted",
-    "connection pool leak: raised the pool size as a stopgap",
-    "found the connection pool leak: sessions never closed in the billing API",
-]
 OTHER = ["Eric had lunch with Maya", "ran the weekly backup", "lunch with Maya, talked hiking"]
 REAL_MODEL = "openai/gpt-4o-mini"  # answered by litellm's mock_response, never called
 

@@ -16,7 +16,7 @@ import re
 import pytest
 
 from chat_with_memory import chat_with_memory
-from conftest import DAY, HOUR, NOW
+from conftest import DAY, HOUR, NOW, POOL_LEAK
 from embedding_helpers import Embedder
 from llm.memory_block import parse_memory_block
 from memory_store import EmbeddingModelMismatch, Memory, MemoryStore
@@ -730,14 +730,6 @@ def test_a_batch_holding_an_id_another_store_took_is_refused_whole(backend):
 # --- multi-step changes, checked against the store's current rows ---------------------------
 # Each opens two stores on one place (two processes, as far as they can tell); the second
 # acts on what it read at opening, and must be refused, writing nothing.
-
-POOL_LEAK = [
-    "debugged the connection pool leak in the billing API",
-    "the connection pool leaked again after the deploy",
-    "restarted the billing API because the connection pool was exhausted",
-    "connection pool leak: raised the pool size as a stopgap",
-    "found the connection pool leak: sessions never closed in the billing API",
-]
 
 
 @pytest.mark.parametrize("backend", PERSISTENT, indirect=True)

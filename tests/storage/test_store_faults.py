@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from chat_with_memory import chat_with_memory
-from conftest import DAY, NOW
+from conftest import DAY, NOW, POOL_LEAK
 from embedding_helpers import Embedder
 from extensions.consolidation import consolidate
 from extensions.forgetting import prune
@@ -36,13 +36,6 @@ from storage.sqlite_store import ForeignWalError, PersistentMemoryStore, StoreFi
 
 EMBEDDER = Embedder("memorylab/hashed-bow-384")
 CODE = Path(__file__).resolve().parents[2] / "code"
-POOL_LEAK = [
-    "debugged the connection pool leak in the billing API",
-    "the connection pool leaked again after the deploy",
-    "restarted the billing API because the connection pool was exhausted",
-    "connection pool leak: raised the pool size as a stopgap",
-    "found the connection pool leak: sessions never closed in the billing API",
-]
 
 
 def sha256(path: Path) -> str:

@@ -14,7 +14,7 @@ import sqlite3
 import pytest
 
 from chat_with_memory import chat_with_memory
-from conftest import DAY, NOW
+from conftest import DAY, NOW, POOL_LEAK
 from embedding_helpers import Embedder
 from extensions.consolidation import consolidate
 from extensions.forgetting import prune
@@ -26,13 +26,6 @@ from storage import sqlite_file
 from storage.sqlite_store import PersistentMemoryStore, StoreFileError
 
 EMBEDDER = Embedder("memorylab/hashed-bow-384")
-POOL_LEAK = [
-    "debugged the connection pool leak in the billing API",
-    "the connection pool leaked again after the deploy",
-    "restarted the billing API because the connection pool was exhausted",
-    "connection pool leak: raised the pool size as a stopgap",
-    "found the connection pool leak: sessions never closed in the billing API",
-]
 
 
 @pytest.fixture
