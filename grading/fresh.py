@@ -155,6 +155,8 @@ def _relevance(case: Case, rng: random.Random):
     scale = float(rng.choice((0.5, 2.0, 3.0)))
     if not any(query):  # a zero vector
         query, memory = [0.0] * size, _vector(size, rng)
+    elif "rounding" in case.call:  # the same direction, where an unclamped cosine passes 1.0
+        query, memory = _past_one(size, rng)
     elif expected in (1.0, -1.0):  # the same direction, or the opposite
         query = _vector(size, rng)
         memory = [expected * scale * v for v in query]
@@ -168,6 +170,18 @@ def _relevance(case: Case, rng: random.Random):
                 break
     shown = f"relevance_score({_list(query)}, {_list(memory)}){_comment(case)}"
     return (query, memory), {}, shown
+
+
+def _past_one(size: int, rng: random.Random) -> tuple[list[float], list[float]]:
+    """Two vectors of one direction whose plain cosine rounds to a hair above 1.0."""
+    while True:
+        query = [rng.choice((-1, 1)) * rng.randint(1, 9) / 10 for _ in range(size)]
+        scale = rng.choice((1, 2, 3))
+        memory = [round(scale * v, 6) for v in query]  # as shown: -2.1, not -2.0999999999999996
+        dot = sum(a * b for a, b in zip(query, memory))
+        plain = dot / (math.sqrt(sum(a * a for a in query)) * math.sqrt(sum(b * b for b in memory)))
+        if plain > 1.0:  # subtle: as the notebook's case, only a clamped cosine passes it
+            return query, memory
 
 
 def _list(vector) -> str:

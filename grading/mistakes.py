@@ -106,6 +106,14 @@ SUBMISSIONS = [
         "dot product",
     ),
     wrong(
+        "relevance-not-clamped",
+        S,
+        "return max(-1.0, min(1.0, cosine))",
+        "return cosine",
+        RELEVANCE,  # right to 1e-6 everywhere, yet 1.0000000000000002 for one direction
+        "clamp the result",
+    ),
+    wrong(
         "relevance-zero-vector-crash",
         S,
         "    if query_norm == 0.0 or memory_norm == 0.0:\n",
@@ -128,6 +136,14 @@ SUBMISSIONS = [
         "key=lambda row: row.score)",
         MILESTONE_4,
         "worst first",
+    ),
+    wrong(
+        "ranked-ties-backwards",
+        R,
+        "return sorted(rows, key=lambda row: row.score, reverse=True)",
+        "return sorted(rows, key=lambda row: row.score)[::-1]",
+        {"check_rank_memories", "check_retrieve"},  # retrieve keeps the first k of it
+        "sorting ascending and reversing",
     ),
     wrong(
         "returns-scored-rows",

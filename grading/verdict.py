@@ -54,7 +54,7 @@ PUBLIC = {
     "check_relevance_score": m2_importance_relevance.RELEVANCE_CASES,
     "check_retrieval_score": m3_retrieval_score.CASES,
     "check_retrieve": m4.SCENARIOS,
-    "check_rank_memories": [m4.SCENARIOS[1]],
+    "check_rank_memories": [m4.SCENARIOS[1], m4.tie_scenario()],  # ties: where the sort is
     "check_kind_recency_score": m5.CASES,
     "check_retrieve_by_kind": m5.KIND_SCENARIOS,
 }
@@ -206,10 +206,13 @@ def judge_numbers(cell: Cell, replies: list, files: Files) -> str | None:
         else:
             results.append((case, got))
     mistakes = MISTAKES[cell.function]
+    low, high, outside = mistakes.limits or (-math.inf, math.inf, "")
     for case, got in results:
         if type(got) is float and math.isclose(got, case.expected, **CLOSE):
-            continue
-        if isinstance(got, SimpleNamespace):
+            if low <= got <= high:
+                continue
+            mistake = outside  # close to the answer, yet outside every answer's range
+        elif isinstance(got, SimpleNamespace):
             mistake = f"the function returned a {got.kind}; it should return one float"
             got = f"a {got.kind}"
         else:

@@ -90,6 +90,22 @@ def test_jupyter_started_from_this_environment_may_run_as_root_with_encrypted_ke
     assert json.loads(INSTALLED.read_text()) == json.loads(SETTINGS.read_text()), hint
 
 
+def test_an_executed_notebook_keeps_no_widget_state(tmp_path, monkeypatch):
+    """`jupyter nbconvert --execute` from .venv: outputs kept, widget state (5 MB) not saved."""
+    from nbconvert.nbconvertapp import NbConvertApp
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("JUPYTER_CONFIG_DIR", str(tmp_path / "no-user-config"))
+    app = NbConvertApp()
+    app.load_config_file()
+    hint = "reinstall the settings: .venv/bin/pip install -r requirements.txt"
+    assert app.config.ExecutePreprocessor.store_widget_state is False, hint
+    assert app.config.KernelManager.transport_encryption == "auto", hint
+    source = SETTINGS.with_name("jupyter_nbconvert_config.json")
+    installed = INSTALLED.with_name("jupyter_nbconvert_config.json")
+    assert json.loads(installed.read_text()) == json.loads(source.read_text()), hint
+
+
 @pytest.mark.slow
 def test_a_command_piped_into_head_ends_quietly():
     """`python code/run.py progress | head` must not end in a BrokenPipeError traceback."""

@@ -312,5 +312,10 @@ def _check_ties_keep_store_order(function: Callable) -> None:
         raise report(call, expected, got, mistake, "rank_memories")
 
 
+def tie_scenario() -> Scenario:
+    """The scenario of equal scores: rank_memories must keep them in the store's order."""
+    return next(s for s in SCENARIOS if s.rows is TIES)
+
+
 def _ties() -> MemoryStore:
-    return next(s for s in SCENARIOS if s.rows is TIES).build()
+    return tie_scenario().build()
