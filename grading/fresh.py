@@ -179,8 +179,10 @@ def _past_one(size: int, rng: random.Random) -> tuple[list[float], list[float]]:
         scale = rng.choice((1, 2, 3))
         memory = [round(scale * v, 6) for v in query]  # as shown: -2.1, not -2.0999999999999996
         dot = sum(a * b for a, b in zip(query, memory))
-        plain = dot / (math.sqrt(sum(a * a for a in query)) * math.sqrt(sum(b * b for b in memory)))
-        if plain > 1.0:  # subtle: as the notebook's case, only a clamped cosine passes it
+        squares = sum(a * a for a in query), sum(b * b for b in memory)
+        two_roots = dot / (math.sqrt(squares[0]) * math.sqrt(squares[1]))
+        one_root = dot / math.sqrt(squares[0] * squares[1])
+        if two_roots > 1.0 and one_root > 1.0:  # subtle: only a clamped cosine passes it
             return query, memory
 
 

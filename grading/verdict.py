@@ -54,7 +54,7 @@ PUBLIC = {
     "check_relevance_score": m2_importance_relevance.RELEVANCE_CASES,
     "check_retrieval_score": m3_retrieval_score.CASES,
     "check_retrieve": m4.SCENARIOS,
-    "check_rank_memories": [m4.SCENARIOS[1], m4.tie_scenario()],  # ties: where the sort is
+    "check_rank_memories": [m4.SCENARIOS[1], m4.weights_scenario(), m4.tie_scenario()],
     "check_kind_recency_score": m5.CASES,
     "check_retrieve_by_kind": m5.KIND_SCENARIOS,
 }
@@ -141,6 +141,8 @@ def request(cell: Cell, case) -> dict:
             "now": core.NOW}  # fmt: skip
     if cell.function == "retrieve":
         base.update(k=case.k, weights=list(case.weights), decay_rate=case.decay_rate)
+    if cell.function == RANKS:
+        base.update(weights=list(case.weights), decay_rate=case.decay_rate)
     if cell.function == "retrieve_by_kind":  # math.inf travels as JSON's Infinity
         base.update(k=case.k, weights=list(case.weights), half_lives=dict(case.half_lives))
     return base
@@ -266,8 +268,7 @@ def judge_scenario(
     message = failure(reply, cell.function, files)
     if message:
         return message, None
-    call = scenario.call() if cell.function != RANKS else (
-        f"rank_memories(store, {list(scenario.query)}, now)   # {scenario.title}")  # fmt: skip
+    call = scenario.call() if cell.function != RANKS else m4.rank_call(scenario)
     where = f"  (fix it in {REGISTRY.where(cell.function)})"
     if reply.get("shape") is not None:
         hint = SHAPES.get(reply["shape"], SHAPES["other"])

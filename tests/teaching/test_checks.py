@@ -37,7 +37,7 @@ def test_the_reference_solution_passes_every_check(capsys):
         "importance_score: 4 checks passed",
         "relevance_score: 8 checks passed",
         "retrieval_score: 7 checks passed",
-        "rank_memories: 5 checks passed",
+        "rank_memories: 6 checks passed",
         "retrieve: 7 checks passed",
     ]
 

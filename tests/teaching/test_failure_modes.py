@@ -26,11 +26,13 @@ QUERY = [1.0, 0.0, 0.0]
 @pytest.fixture(autouse=True)
 def no_earlier_tries():
     failure_modes.TRIES.clear()
+    failure_modes.REVEALED.clear()
     yield
     failure_modes.TRIES.clear()
+    failure_modes.REVEALED.clear()
 
 
-def sam_store(constraint=(0.6, 0.8, 0.0), trivial=(0.8, 0.6, 0.0), trivial_importance=1):
+def sam_store(constraint=(0.6, 0.8, 0.0), trivial=(0.8, 0.0, 0.6), trivial_importance=1):
     """A constraint (importance 9, 20 days old) and one trivial note an hour old."""
     store = MemoryStore()
     store.add(Memory("m1", "never book Sam after 15:30", created_at=NOW - 480 * HOUR,
@@ -149,6 +151,31 @@ def test_an_off_topic_note_that_wins_on_freshness_is_not_the_failure(capsys):
     assert "is not about what the question asks" in capsys.readouterr().out
 
 
+def test_a_note_that_only_shares_a_name_with_the_question_is_not_on_topic(capsys):
+    # "Sam said hi" beside "when can I book the planning meeting with Sam?": about 0.8 of
+    # the constraint's relevance, winning on freshness
+    store = sam_store(
+        constraint=(0.56, 0.83, 0.0), trivial=(0.45, 0.0, 0.893), trivial_importance=2
+    )
+    assert check_crowded_out(store, QUERY, NOW, "m1") is False
+    assert "sharing a name or a word with the question is not being about it" in (
+        capsys.readouterr().out
+    )
+
+
+def test_a_copy_of_the_constraint_rated_low_is_not_trivia(capsys):
+    store = sam_store(trivial=(0.6, 0.8, 0.0))
+    assert check_crowded_out(store, QUERY, NOW, "m1") is False
+    assert "says what the constraint says" in capsys.readouterr().out
+
+
+def test_a_right_blame_after_the_answer_was_shown_is_not_a_first_try(capsys):
+    check_blame(1, None, reveal=True)
+    assert check_blame(1, "Relevance ") is True
+    out = capsys.readouterr().out
+    assert "as the answer said" in out and "first try" not in out
+
+
 def test_a_store_without_trivia_is_not_a_reproduction(capsys):
     assert check_crowded_out(sam_store(trivial_importance=6), QUERY, NOW, "m1") is False
     assert "add a trivial memory" in capsys.readouterr().out
@@ -207,3 +234,35 @@ def test_the_fix_check_leaves_the_learners_store_as_it_was():
     before = [m.to_dict() for m in store]
     check_constraint_recalled(store, QUERY, NOW, "m1", (1, 1, 2))
     assert [m.to_dict() for m in store] == before
+
+
+# --- your turn, as notebook 06a poses it, with the default embedding -----------------------
+
+TURN_CONSTRAINT = "Sam leaves at 16:00 for the school run: never book anything with Sam after 15:30"
+TURN_QUESTION = "when can I book the planning meeting with Sam?"
+
+
+def turn_store(trivial: str):
+    from embedding_helpers import Embedder
+
+    embedder = Embedder()
+    store = MemoryStore()
+    embedder.remember(store, TURN_CONSTRAINT, importance=9, now=NOW - 480 * HOUR)  # m1
+    embedder.remember(store, trivial, importance=1, now=NOW - 2 * HOUR)
+    return store, embedder.query(store, TURN_QUESTION)
+
+
+@pytest.mark.parametrize(
+    ("trivial", "on_topic"),
+    [
+        ("the planning meeting with Sam is still to be booked", True),
+        ("asked Sam about a planning meeting", True),
+        ("Sam said hi", False),  # the name alone
+        ("Sam's favourite book is Dune", False),  # the name and "book"
+        ("the printer is out of toner", False),
+        (TURN_CONSTRAINT, False),  # the constraint again, rated 1
+    ],
+)
+def test_only_a_note_about_the_question_reproduces_the_notebooks_turn(capsys, trivial, on_topic):
+    store, query = turn_store(trivial)
+    assert check_crowded_out(store, query, NOW, "m1") is on_topic, capsys.readouterr().out

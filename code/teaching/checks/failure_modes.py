@@ -45,7 +45,11 @@ from teaching.checks.core import learner_function
 SIGNALS = ("relevance", "recency", "importance", "none")
 TRIVIAL = 3  # importance at or below this is trivial
 CONSTRAINT = 7  # importance at or above this is a constraint worth keeping
-ON_TOPIC_SHARE = 0.5  # a note is on topic when its relevance is at least half the constraint's
+# subtle: a note that only shares a name or a word with the question ("Sam said hi") gets
+# most of the constraint's relevance with the default embedding; a note about what the
+# question asks gets clearly more. So on topic means more relevant than the constraint.
+ON_TOPIC_SHARE = 1.2  # a note is on topic when its relevance is 1.2x the constraint's or more
+COPY = 0.95  # a trivial note this similar to the constraint is a copy of it, not trivia
 CONTROL_IMPORTANCE = 10  # the off-topic note a fix must not let win: rated higher than a constraint
 FRESH = 0.95  # recency of a note a few hours old: it cannot get much fresher
 TABLE = "read the table again"
@@ -227,6 +231,7 @@ FAILURES: dict[int, Failure] = {
 }
 
 TRIES: dict[int, list[str]] = {}  # failure -> the distinct wrong answers given so far
+REVEALED: set[int] = set()  # failures whose answer was shown on request
 
 
 def _failure(number) -> Failure:
@@ -259,6 +264,7 @@ def check_blame(number: int, blame, *, reveal: bool = False) -> bool:
     tries = TRIES.setdefault(number, [])
     known = isinstance(blame, str) and blame.strip().lower() in SIGNALS
     if reveal and not (known and blame.strip().lower() == failure.blame):
+        REVEALED.add(number)
         print(f"{head}: the answer, as asked.\n{_answer(failure, tries)}")
         return False
     if blame is None:
@@ -277,6 +283,8 @@ def check_blame(number: int, blame, *, reveal: bool = False) -> bool:
     blame = blame.strip().lower()
     if blame == failure.blame:
         when = {0: "on the first try", 1: "after one hint"}.get(len(tries), "as the answer said")
+        if number in REVEALED:
+            when = "as the answer said"
         print(f"{head}: right, {blame}, {when}. {_sentence(failure.why)}\n  fix: {failure.fix}")
         return True
     if blame not in tries:
@@ -324,9 +332,27 @@ def _crowding(ranking, constraint_id, k):
     if place is None or place < k:
         return place, [], []
     relevance = ranking[place].relevance
-    trivial = [row for row in ranking[:k] if row.memory.importance <= TRIVIAL]
+    constraint = ranking[place].memory.embedding
+    trivial = [row for row in ranking[:k] if row.memory.importance <= TRIVIAL
+               and _cosine(row.memory.embedding, constraint) < COPY]  # fmt: skip
     on_topic = [row for row in trivial if row.relevance >= ON_TOPIC_SHARE * relevance]
     return place, on_topic, [row for row in trivial if row not in on_topic]
+
+
+def _cosine(a, b) -> float:
+    dot = sum(x * y for x, y in zip(a, b))
+    norms = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norms if norms else 0.0
+
+
+def _copies(ranking, constraint_id, k) -> list:
+    """Trivial rows in the top k that restate the constraint itself."""
+    place = _place(ranking, constraint_id)
+    if place is None:
+        return []
+    constraint = ranking[place].memory.embedding
+    return [row for row in ranking[:k] if row.memory.importance <= TRIVIAL
+            and _cosine(row.memory.embedding, constraint) >= COPY]  # fmt: skip
 
 
 def check_crowded_out(
@@ -356,8 +382,17 @@ def check_crowded_out(
         row = off_topic[0]
         mistake = (
             f"{row.memory.id!r} wins on freshness, but its relevance ({row.relevance:.2f}) is "
-            f"less than half the constraint's ({ranking[place].relevance:.2f}): it is not about "
-            "what the question asks. Write a trivial note on the question's topic"
+            f"not clearly above the constraint's ({ranking[place].relevance:.2f}; on topic is "
+            f"{ON_TOPIC_SHARE * ranking[place].relevance:.2f} or more): sharing a name or a word "
+            "with the question is not being about it, so it is not about what the question "
+            "asks. Write a trivial note on the question's topic"
+        )
+    elif _copies(ranking, constraint_id, k):
+        row = _copies(ranking, constraint_id, k)[0]
+        mistake = (
+            f"{row.memory.id!r} says what the constraint says (similarity "
+            f"{_cosine(row.memory.embedding, ranking[place].memory.embedding):.2f}): a copy "
+            "rated low is the constraint again, not trivia. Write a note of its own"
         )
     elif not any(m.importance <= TRIVIAL for m in store):
         mistake = f"add a trivial memory (importance 1-{TRIVIAL}) to the store"

@@ -92,13 +92,13 @@ RELEVANCE_CASES = [
     Case(([1.0, 2.0, 2.0], [2.0, 0.0, 1.0]), 0.5962847940),
     Case(([1.0, 0.0], [-2.0, 0.0]), -1.0, {}, "relevance_score([1, 0], [-2, 0])  # opposite"),
     Case(([0.0, 0.0], [1.0, 1.0]), 0.0, {}, "relevance_score([0, 0], [1, 1])  # zero vector"),
-    # subtle: the plain formula gives 1.0000000000000002 here (floats round), in pure Python
-    # and in numpy alike: only a clamped cosine stays in [-1, 1]
+    # subtle: every plain formula gives 1.0000000000000002 here (floats round): two square
+    # roots or one, math.hypot, numpy's norm or dot alike; only a clamped cosine stays in [-1, 1]
     Case(
-        ([0.1, -0.9, -0.9], [0.2, -1.8, -1.8]),
+        ([-0.5, -0.2, 0.6], [-1.5, -0.6, 1.8]),
         1.0,
         {},
-        "relevance_score([0.1, -0.9, -0.9], [0.2, -1.8, -1.8])  # same direction, rounding",
+        "relevance_score([-0.5, -0.2, 0.6], [-1.5, -0.6, 1.8])  # same direction, rounding",
     ),
 ]
 

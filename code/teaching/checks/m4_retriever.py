@@ -291,8 +291,26 @@ def check_rank_memories(function: Callable | None = None) -> None:
             "rank_memories only ranks; refreshing belongs to retrieve",
             "rank_memories",
         )
+    _check_weights_are_passed_on(function)
     _check_ties_keep_store_order(function)
-    passed("rank_memories", 5)
+    passed("rank_memories", 6)
+
+
+def _check_weights_are_passed_on(function: Callable) -> None:
+    """Unequal weights change the order: caught here, not later in retrieve."""
+    scenario = weights_scenario()
+    call, expected = rank_call(scenario), list(scenario.ranking)
+    rows = call_learner("rank_memories", function, call, expected, scenario.build(),
+                        list(scenario.query), NOW, weights=scenario.weights)  # fmt: skip
+    got = [row.memory.id for row in rows]
+    if got != expected:
+        ((label, equal_weights),) = scenario.mistakes.items()
+        mistake = (
+            f"{label}: the order is the one of equal weights"
+            if tuple(got[: len(equal_weights)]) == equal_weights
+            else "sort every live memory by score, highest first, at the weights given"
+        )
+        raise report(call, expected, got, mistake, "rank_memories")
 
 
 def _check_ties_keep_store_order(function: Callable) -> None:
@@ -310,6 +328,18 @@ def _check_ties_keep_store_order(function: Callable) -> None:
             else "sort every live memory by score, highest first, ties in the store's order"
         )
         raise report(call, expected, got, mistake, "rank_memories")
+
+
+def weights_scenario() -> Scenario:
+    """The scenario of unequal weights: rank_memories must pass them on to the score."""
+    return next(s for s in SCENARIOS if s.weights != (1.0, 1.0, 1.0))
+
+
+def rank_call(scenario: Scenario) -> str:
+    """The rank_memories call that ranks `scenario`'s store, as a learner would type it."""
+    extra = "" if scenario.weights == (1.0, 1.0, 1.0) else f", weights={scenario.weights}"
+    extra += "" if scenario.decay_rate == 0.995 else f", decay_rate={scenario.decay_rate}"
+    return f"rank_memories(store, {list(scenario.query)}, now{extra})   # {scenario.title}"
 
 
 def tie_scenario() -> Scenario:
