@@ -268,6 +268,16 @@ def test_a_turn_saves_the_touches_of_a_persistent_store(tmp_path):
 
 
 @pytest.mark.needs_milestones(4)
+def test_memories_marks_a_replaced_fact_with_what_replaced_it():
+    status, out = run_terminal(
+        ["I drive a blue Toyota.", "I sold the Toyota, now I drive a red Honda.", "/memories"]
+    )
+    assert status == 0
+    toyota = [line for line in out.splitlines() if line.endswith("I drive a blue Toyota.")]
+    assert toyota and "replaced by m2]" in toyota[-1], out
+
+
+@pytest.mark.needs_milestones(4)
 def test_the_terminal_chat_remembers_within_a_session():
     status, out = run_terminal(
         [

@@ -45,7 +45,7 @@ UPDATE_MIN_SIMILARITY = 0.5  # cosine, default embedding: "about the same thing"
 # can read exactly why a turn became a fact, a practice or an event.
 CHANGE = re.compile(
     r"\b(now|no longer|not any ?more|anymore|sold|moved|switched|changed|quit|stopped|"
-    r"instead|replaced|new)\b"
+    r"instead|replaced|new|got rid of|gave up|traded|swapped)\b"
 )
 PRACTICE = re.compile(
     r"^(please )?(always|never|whenever|make sure|remember to|don't|do not)\b|"

@@ -184,7 +184,8 @@ def _chat_loop(store: MemoryStore, settings: Settings, input_fn, say, chat_turn:
             now = time.time()
             for m in store:
                 age = format_age(now, m.created_at)
-                say(f"  {m.id}  [{m.kind}, importance {m.importance}, {age}]  {m.text}")
+                replaced = f", replaced by {m.superseded_by}" if m.superseded_by else ""
+                say(f"  {m.id}  [{m.kind}, importance {m.importance}, {age}{replaced}]  {m.text}")
             if not len(store):
                 say("  (nothing stored yet)")
         elif line == "/users":
