@@ -62,9 +62,15 @@ class HashedWords(OfflineModel):
         A word said twice counts as once: the sublinear extreme of term frequency, which
         the hybrid's memory side uses (a chatty turn repeating a name is no better match).
         """
-        filled = {self._bucket(word) for word in tokenize(text)}
-        value = 1.0 / math.sqrt(len(filled)) if filled else 0.0
-        return tuple(value if i in filled else 0.0 for i in range(self.dimensions))
+        vector = [0.0] * self.dimensions
+        filled = self.filled(text)
+        for position in filled:
+            vector[position] = 1.0 / math.sqrt(len(filled))
+        return tuple(vector)
+
+    def filled(self, text: str) -> set[int]:
+        """The positions `text`'s words land on (presence's non-zero coordinates)."""
+        return {self._bucket(word) for word in tokenize(text)}
 
     def bucket(self, token: str) -> int:
         """The position of one word exactly as tokenize gave it (no second split or stem)."""

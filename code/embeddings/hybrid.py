@@ -99,10 +99,14 @@ class Hybrid(OfflineModel):
         memory's vector never changes as the store grows."""
         semantic = self.semantic.embed_array(texts, truncated)  # (N, 384) float32
         s, w = math.sqrt(self.mix), math.sqrt(1.0 - self.mix)
-        return [
-            tuple((s * semantic[i]).tolist()) + tuple(w * x for x in self.lexical.presence(text))
-            for i, text in enumerate(texts)
-        ]
+        out = []
+        for i, text in enumerate(texts):
+            lexical = [0.0] * self.lexical.dimensions  # HashedWords.presence, times w
+            filled = self.lexical.filled(text)
+            for position in filled:
+                lexical[position] = w / math.sqrt(len(filled))
+            out.append(tuple((s * semantic[i]).tolist()) + tuple(lexical))
+        return out
 
     def query_context(self, store) -> DocumentFrequencies:
         """The store's document frequencies, cached with the store and brought up to date."""
@@ -130,13 +134,17 @@ class Hybrid(OfflineModel):
         s, w = math.sqrt(self.mix), math.sqrt(1.0 - self.mix)
         out = []
         for i, text in enumerate(texts):
-            lexical = [0.0] * self.lexical.dimensions
+            weights: dict[int, float] = {}
             for word in tokenize(text):
                 position = self.lexical.bucket(word)  # where a memory's same word is
-                lexical[position] += frequencies.idf(position) ** IDF_POWER
-            norm = math.sqrt(sum(x * x for x in lexical))
-            scale = w / norm if norm else 0.0
-            out.append(tuple((s * semantic[i]).tolist()) + tuple(scale * x for x in lexical))
+                weights[position] = (
+                    weights.get(position, 0.0) + frequencies.idf(position) ** IDF_POWER
+                )
+            norm = math.sqrt(sum(x * x for x in weights.values()))
+            lexical = [0.0] * self.lexical.dimensions
+            for position, weight in weights.items():  # only the query's words: a handful
+                lexical[position] = w * weight / norm
+            out.append(tuple((s * semantic[i]).tolist()) + tuple(lexical))
         return out
 
 
