@@ -8,7 +8,7 @@ to switch to any model litellm knows.
     variable                  default                    meaning
     MEMORY_LAB_CHAT_MODEL     memorylab/offline-chat     any litellm chat model, e.g.
                                                          gpt-4o-mini, ollama/llama3.2
-    MEMORY_LAB_EMBED_MODEL    memorylab/minilm-bow-256   any litellm embedding model, e.g.
+    MEMORY_LAB_EMBED_MODEL    memorylab/minilm-words-1616 any litellm embedding model, e.g.
                                                          text-embedding-3-small,
                                                          ollama/nomic-embed-text; offline:
                                                          memorylab/minilm-l6-v2 (meaning),
@@ -54,7 +54,7 @@ from base.validation import Weights
 PROVIDER = "memorylab"  # litellm's name for the lab's own local models (llm/gateway.py)
 OFFLINE_CHAT_MODEL = "memorylab/offline-chat"
 # all-MiniLM-L6-v2 in numpy joined with 256 hashed words (embeddings/hybrid.py)
-OFFLINE_EMBED_MODEL = "memorylab/minilm-bow-256"
+OFFLINE_EMBED_MODEL = "memorylab/minilm-words-1616"
 TOY_EMBED_MODEL = "memorylab/hashed-bow-384"  # shared words only: the notebooks' toy
 REPOSITORY = Path(__file__).resolve().parent.parent
 DEFAULT_ENV_FILE = REPOSITORY / ".env"

@@ -14,7 +14,7 @@ memories came from another model.
 The offline models need no network, no key and no download (embeddings/registry.py
 turns each name into its model object):
 
-    memorylab/minilm-bow-256   the default: the real sentence-embedding model
+    memorylab/minilm-words-1616 the default: the real sentence-embedding model
                                all-MiniLM-L6-v2 (run in numpy, embeddings/minilm.py) joined with
                                a bag of words, so one cosine mixes meaning and shared
                                words (hybrid search, embeddings/hybrid.py). A query's
@@ -49,9 +49,9 @@ class Embedder:
     """Embeds text with one model and stamps the results with that model's name.
 
     Inputs:
-        model: any litellm embedding model, or an offline one: memorylab/minilm-bow-N
+        model: any litellm embedding model, or an offline one: memorylab/minilm-words-N
             (the hybrid), memorylab/minilm-l6-v2 or memorylab/hashed-bow-N. None reads
-            MEMORY_LAB_EMBED_MODEL (default memorylab/minilm-bow-256).
+            MEMORY_LAB_EMBED_MODEL (default memorylab/minilm-words-1616).
         api_base, timeout: passed to litellm for real models.
 
     embedder.offline_model is the offline model object (embeddings/registry.py), or None

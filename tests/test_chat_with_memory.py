@@ -207,7 +207,7 @@ def test_a_store_from_another_embedding_model_is_refused(store):
     with pytest.raises(EmbeddingModelMismatch) as info:
         chat_with_memory(QUESTION, other, now=NOW)
     assert "memorylab/hashed-bow-64" in str(info.value)
-    assert "memorylab/minilm-bow-256" in str(info.value)  # the default model
+    assert "memorylab/minilm-words-1616" in str(info.value)  # the default model
 
 
 @pytest.mark.parametrize(

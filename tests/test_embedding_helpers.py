@@ -130,7 +130,7 @@ def test_embedder_defaults_to_the_offline_model_without_calling_litellm(monkeypa
 
     monkeypatch.setattr(gateway, "embed", no_litellm)
     embedder = Embedder()
-    assert embedder.model == "memorylab/minilm-bow-256"
+    assert embedder.model == "memorylab/minilm-words-1616"
     np.testing.assert_allclose(
         embedder.embed_one(GROQ),
         offline_model(embedder.model).embed_documents([GROQ])[0],

@@ -115,7 +115,7 @@ def test_a_whole_offline_chat_turn_never_touches_the_network():
         Embedder().remember(store, "Eric prefers Groq for the default API", now=0)
         result = chat_with_memory("which API should I default to?", store, now=3600)
         print(result.reply)
-        print(gateway.embed("memorylab/minilm-bow-256", ["Groq"])[0] ==
+        print(gateway.embed("memorylab/minilm-words-1616", ["Groq"])[0] ==
               Embedder().embed_one("Groq"))
         """
     )

@@ -1,7 +1,7 @@
 """Offline embedding models as objects, looked up by name, and what deserves an embedding.
 
-    registry.py       a model's name read once: offline_model("memorylab/minilm-bow-256")
-                      -> Hybrid(MiniLM(), HashedWords(256), mix=0.9); None for a real model
+    registry.py       a model's name read once: offline_model("memorylab/minilm-words-1616")
+                      -> Hybrid(MiniLM(), HashedWords(1616), mix=0.5); None for a real model
     model.py          what every offline model has: name, dimensions, embed_documents,
                       query_context and embed_queries
     hashed_words.py   the word toy: a hashed bag of words, HashedWords(384)

@@ -56,11 +56,32 @@ class HashedWords(OfflineModel):
         norm = math.sqrt(sum(x * x for x in vector))
         return tuple(x / norm for x in vector) if norm else tuple(vector)
 
+    def presence(self, text: str) -> Vector:
+        """Which positions `text`'s words fill, each once, scaled to length 1 (or all zeros).
+
+        A word said twice counts as once: the sublinear extreme of term frequency, which
+        the hybrid's memory side uses (a chatty turn repeating a name is no better match).
+        """
+        vector = [0.0] * self.dimensions
+        filled = self.filled(text)
+        for position in filled:
+            vector[position] = 1.0 / math.sqrt(len(filled))
+        return tuple(vector)
+
+    def filled(self, text: str) -> set[int]:
+        """The positions `text`'s words land on (presence's non-zero coordinates)."""
+        return {self._bucket(word) for word in tokenize(text)}
+
+    def bucket(self, token: str) -> int:
+        """The position of one word exactly as tokenize gave it (no second split or stem)."""
+        return self._bucket(token)
+
     def position(self, word: str) -> int:
         """Where vector(word) puts `word`: the lowest position the one-word text fills, 0 if none.
 
         subtle: `word` is split again, as any text is, so a token that stems again lands
-        where its second stem does ("meeting" -> "meet"), not where it does in a memory.
+        where its second stem does ("meeting" -> "meet"), not where it does in a memory:
+        for a token tokenize already gave, ask bucket(token).
         """
         return min((self._bucket(w) for w in tokenize(word)), default=0)
 

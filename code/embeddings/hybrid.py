@@ -1,6 +1,6 @@
 """The default offline embedding: meaning and words in one vector (hybrid search).
 
-memorylab/minilm-bow-N joins two unit vectors, each scaled so that the plain cosine of
+memorylab/minilm-words-N joins two unit vectors, each scaled so that the plain cosine of
 two joined vectors is a fixed mix of the two similarities:
 
     memory vector = [sqrt(a) * MiniLM(text),  sqrt(1 - a) * hashed words(text)]
@@ -12,19 +12,24 @@ bag of words) knows that a rare name or number in the question is in the answer.
 is hybrid search, a production pattern; here it is one vector, so the learner's plain
 cosine (scoring.relevance_score) scores it unchanged.
 
-A query's lexical half is weighted by how rare each word is in the store it searches
-(inverse document frequency, BM25's formula), so "Lisbon" counts for more than "live":
+A memory's lexical half says which words it has, each once (HashedWords.presence: a
+turn that repeats a name is no better match). A query's lexical half weighs each word by
+how rare it is in the store it searches, squared (BM25's inverse document frequency):
 
-    query vector = [sqrt(a) * MiniLM(q),  sqrt(1 - a) * unit(count(w) * idf(w) per word w)]
+    query vector = [sqrt(a) * MiniLM(q),  sqrt(1 - a) * unit(count(w) * idf(w)^2 per word w)]
 
-Only the query side is weighted, so a memory's vector never changes as the store grows.
+subtle: tf-idf cosine weighs a shared word by idf on both sides, idf squared in all; the
+memory side cannot carry its idf (it changes as the store grows), so the query side
+carries both, and a memory's vector never changes as the store grows.
 The document frequencies are counted from the store's own vectors (which hashed word
 positions are non-zero in each memory), in memory, by DocumentFrequencies: never saved,
 rebuilt on the first query after a restart, and kept up to date as memories come and go.
 A query with no word at all ("?") has a zero lexical half: its cosine is then
 sqrt(a) * semantic similarity, the same ranking as meaning alone.
 
-    MIX = 0.9, the tuned a; LEXICAL = 256, the tuned N (docs/evaluation.md)
+    MIX = 0.5, the tuned a; LEXICAL = 1616, the tuned N: 384 + 1616 = 2,000 numbers,
+    pgvector's HNSW limit for `vector` (docs/evaluation.md says how they were tuned: on
+    real conversations, LoCoMo, and on the generated year together)
 
 The query side needs the store, and says so: `hybrid.query_context(store)` gives the
 store's DocumentFrequencies, and `hybrid.embed_queries(texts, frequencies)` uses them.
@@ -45,23 +50,25 @@ from embeddings.hashed_words import HashedWords
 from embeddings.minilm import MiniLM
 from embeddings.model import OfflineModel, Vector
 
-MIX = 0.9  # a: the semantic share of the cosine, tuned on half of data/eval (docs/evaluation.md)
-LEXICAL = 256  # N: the lexical half's dimensions, tuned likewise
+MIX = 0.5  # a: the semantic share of the cosine, tuned on LoCoMo and data/eval (docs/evaluation.md)
+LEXICAL = 1616  # N: the lexical half's dimensions, tuned likewise; 384 + 1616 = MAX_DIMENSIONS
 MAX_DIMENSIONS = 2000  # pgvector's HNSW limit (DESIGN.md)
+NAME = "memorylab/minilm-words-"  # + N; the family before (minilm-bow-N) is retired
+IDF_POWER = 2  # the query side weighs a word by idf squared (see above)
 
 
 class Hybrid(OfflineModel):
     """Meaning and words in one vector: cosine = mix * semantic + (1 - mix) * lexical.
 
-        hybrid = Hybrid(MiniLM(), HashedWords(256), mix=0.9)
-        hybrid.name, hybrid.dimensions         -> ('memorylab/minilm-bow-256', 640)
-        hybrid.embed_documents(["I live in Lisbon"])    -> [640 floats]: plain word counts
+        hybrid = Hybrid(MiniLM(), HashedWords(1616), mix=0.5)
+        hybrid.name, hybrid.dimensions         -> ('memorylab/minilm-words-1616', 2000)
+        hybrid.embed_documents(["I live in Lisbon"])    -> [2000 floats]: which words it has
         frequencies = hybrid.query_context(store)       # how many memories have each word
-        hybrid.embed_query("Where do I live?", frequencies)  -> 640 floats: rare words weigh more
+        hybrid.embed_query("Where do I live?", frequencies)  -> 2000 floats: rare words weigh more
 
     semantic is the sentence model (MiniLM(): its embed_array gives float32 rows), lexical
-    the hashed words. Only the tuned mix is named memorylab/minilm-bow-N; another mix is
-    named apart (memorylab/minilm-bow-256-mix-0.5), so its vectors are never taken for
+    the hashed words. Only the tuned mix is named memorylab/minilm-words-N; another mix is
+    named apart (memorylab/minilm-words-256-mix-0.9), so its vectors are never taken for
     the default's.
     """
 
@@ -76,7 +83,7 @@ class Hybrid(OfflineModel):
             )
         self.semantic, self.lexical, self.mix = semantic, lexical, mix
         self.dimensions = dimensions
-        self.name = f"memorylab/minilm-bow-{lexical.dimensions}"
+        self.name = f"{NAME}{lexical.dimensions}"
         if mix != MIX:
             self.name += f"-mix-{mix:g}"
 
@@ -88,14 +95,18 @@ class Hybrid(OfflineModel):
         return self.semantic.uses_minilm
 
     def embed_documents(self, texts: Sequence[str], truncated: list | None = None) -> list[Vector]:
-        """The memory side: plain word counts in the lexical half, so a memory's vector
-        never changes as the store grows."""
+        """The memory side: which words it has (each once) in the lexical half, so a
+        memory's vector never changes as the store grows."""
         semantic = self.semantic.embed_array(texts, truncated)  # (N, 384) float32
         s, w = math.sqrt(self.mix), math.sqrt(1.0 - self.mix)
-        return [
-            tuple((s * semantic[i]).tolist()) + tuple(w * x for x in self.lexical.vector(text))
-            for i, text in enumerate(texts)
-        ]
+        out = []
+        for i, text in enumerate(texts):
+            lexical = [0.0] * self.lexical.dimensions  # HashedWords.presence, times w
+            filled = self.lexical.filled(text)
+            for position in filled:
+                lexical[position] = w / math.sqrt(len(filled))
+            out.append(tuple((s * semantic[i]).tolist()) + tuple(lexical))
+        return out
 
     def query_context(self, store) -> DocumentFrequencies:
         """The store's document frequencies, cached with the store and brought up to date."""
@@ -107,7 +118,8 @@ class Hybrid(OfflineModel):
         frequencies: DocumentFrequencies | None = None,
         truncated: list | None = None,
     ) -> list[Vector]:
-        """The query side: each word weighted by its rarity in the store (`frequencies`)."""
+        """The query side: each word weighted by its rarity in the store (`frequencies`),
+        squared."""
         if not isinstance(frequencies, DocumentFrequencies):
             raise TypeError(
                 "the hybrid weights a query's words by their rarity in the store it searches: "
@@ -122,13 +134,17 @@ class Hybrid(OfflineModel):
         s, w = math.sqrt(self.mix), math.sqrt(1.0 - self.mix)
         out = []
         for i, text in enumerate(texts):
-            lexical = [0.0] * self.lexical.dimensions
+            weights: dict[int, float] = {}
             for word in tokenize(text):
-                position = self.lexical.position(word)
-                lexical[position] += frequencies.idf(position)
-            norm = math.sqrt(sum(x * x for x in lexical))
-            scale = w / norm if norm else 0.0
-            out.append(tuple((s * semantic[i]).tolist()) + tuple(scale * x for x in lexical))
+                position = self.lexical.bucket(word)  # where a memory's same word is
+                weights[position] = (
+                    weights.get(position, 0.0) + frequencies.idf(position) ** IDF_POWER
+                )
+            norm = math.sqrt(sum(x * x for x in weights.values()))
+            lexical = [0.0] * self.lexical.dimensions
+            for position, weight in weights.items():  # only the query's words: a handful
+                lexical[position] = w * weight / norm
+            out.append(tuple((s * semantic[i]).tolist()) + tuple(lexical))
         return out
 
 

@@ -5,9 +5,11 @@ module turns such a name into the model object, once, and everything else asks i
 
     offline_model("memorylab/hashed-bow-384")   -> HashedWords(384)
     offline_model("memorylab/minilm-l6-v2")     -> MiniLM()
-    offline_model("memorylab/minilm-bow-256")   -> Hybrid(MiniLM(), HashedWords(256), mix=0.9)
+    offline_model("memorylab/minilm-words-1616") -> Hybrid(MiniLM(), HashedWords(1616), mix=0.5)
     offline_model("text-embedding-3-small")     -> None: a real model, litellm calls it
     offline_model("memorylab/hashed-bow-4")     -> ValueError: ... with N from 8 to 65536 ...
+    offline_model("memorylab/minilm-bow-256")   -> ValueError: the default until its retirement;
+                                                   re-embed with python code/run.py reembed
     is_offline("memorylab/offline-chat")        -> True: the lab's own provider (config.py)
 
 A new offline model is one class (model.py says what it has) and one line in MODELS.
@@ -24,7 +26,7 @@ from dataclasses import dataclass
 from config import OFFLINE_EMBED_MODEL, TOY_EMBED_MODEL, is_offline
 from embeddings import hashed_words, minilm
 from embeddings.hashed_words import HashedWords
-from embeddings.hybrid import MAX_DIMENSIONS, MIX, Hybrid
+from embeddings.hybrid import MAX_DIMENSIONS, MIX, NAME, Hybrid
 from embeddings.minilm import MiniLM
 from embeddings.model import OfflineModel
 
@@ -47,7 +49,7 @@ class Entry:
 
 MODELS = (
     Entry(
-        "memorylab/minilm-bow-N",
+        NAME + "N",
         "meaning and words",
         lambda n: Hybrid(MiniLM(), HashedWords(n), MIX),
         range(8, MAX_DIMENSIONS - minilm.DIMENSIONS + 1),
@@ -58,14 +60,28 @@ MODELS = (
 )
 
 
+# Families the lab made once and makes no more: their stores are re-embedded, not read.
+RETIRED = {
+    "memorylab/minilm-bow-": "the default before the embedding was tuned on real conversations",
+}
+REEMBED_COMMAND = "python code/run.py reembed"
+
+
 def offline_model(name: str) -> OfflineModel | None:
     """The offline model `name` stands for; None for any other (a real model's) name.
 
     A name of the lab's provider ("memorylab/...") that is no offline embedding model is
-    a ValueError naming the rule it broke, so a typo fails when the model is chosen.
+    a ValueError naming the rule it broke, so a typo fails when the model is chosen; a
+    retired model's name says how to re-embed its store.
     """
     if not is_offline(name):
         return None
+    for prefix, what in RETIRED.items():
+        if name.startswith(prefix):
+            raise ValueError(
+                f"{name} is retired: it was {what}, and its vectors are no longer made. "
+                f"Re-embed its store with today's {OFFLINE_EMBED_MODEL}: {REEMBED_COMMAND}"
+            )
     for entry in MODELS:
         if entry.sizes is None:
             if name == entry.name:

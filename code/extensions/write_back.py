@@ -39,7 +39,7 @@ from llm.gateway import ModelCallError
 from llm.memory_block import DATA_NOT_INSTRUCTIONS, render_notes
 from memory_store import Memory, MemoryStore
 
-UPDATE_MIN_SIMILARITY = 0.5  # cosine, default embedding: "about the same thing"
+UPDATE_MIN_SIMILARITY = 0.35  # cosine, default embedding (half meaning): "about the same thing"
 
 # Cue words, matched on whole words of the lower-cased text. Visible on purpose: a learner
 # can read exactly why a turn became a fact, a practice or an event.

@@ -7,7 +7,7 @@ custom provider "memorylab":
 
     memorylab/offline-chat      a rule-based assistant that answers *only* from the
                                 memories injected into its prompt (llm/offline_chat.py)
-    memorylab/minilm-bow-256    the default embedding: all-MiniLM-L6-v2 in numpy joined
+    memorylab/minilm-words-1616 the default embedding: all-MiniLM-L6-v2 in numpy joined
                                 with hashed words (embeddings/hybrid.py)
     memorylab/minilm-l6-v2      the sentence model alone (embeddings/minilm.py)
     memorylab/hashed-bow-384    a bag-of-words embedding (embeddings/hashed_words.py)

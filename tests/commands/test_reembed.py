@@ -72,3 +72,25 @@ def test_reembed_without_a_file_is_a_clear_error(monkeypatch, capsys):
     with pytest.raises(SystemExit):
         reembed.main(["--db", ":memory:"])
     assert "there is no store file to re-embed" in capsys.readouterr().err
+
+
+def test_a_store_of_the_retired_default_is_refused_with_the_command_then_re_embedded(tmp_path):
+    """memorylab/minilm-bow-256 (MiniLM at 0.9 and word counts) was the default before the
+    embedding was tuned on real conversations; its vectors are no longer made."""
+    from memory_store import Memory
+
+    retired = "memorylab/minilm-bow-256"
+    path = tmp_path / "retired.sqlite3"
+    with PersistentMemoryStore(path, "dana", embedding_model=retired) as store:
+        vector = [1.0] + [0.0] * 639  # 384 + 256 numbers, as that model made them
+        store.add(Memory("m1", "I live in Lisbon", created_at=NOW, embedding=vector,
+                         embedding_model=retired))  # fmt: skip
+    status, out = run_chat(path, "dana")
+    assert status == 1
+    assert f"were embedded with '{retired}'" in out
+    assert f"python code/run.py reembed --user dana --db {path}" in out
+    with pytest.raises(ValueError, match=r"minilm-bow-256 is retired.*python code/run.py reembed"):
+        Embedder(retired)
+    assert reembed.main(["--user", "dana", "--db", str(path)]) == 0
+    with PersistentMemoryStore(path, "dana", embedding_model=Embedder().model) as store:
+        assert [m.embedding_model for m in store] == [Embedder().model]

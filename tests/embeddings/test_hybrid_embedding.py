@@ -65,8 +65,8 @@ def test_plain_cosine_is_the_mix_of_meaning_and_idf_weighted_words(store):
     idf = HYBRID.query_context(store)
     words = np.zeros(hybrid.LEXICAL)
     for word in tokenize(query):
-        words[WORDS.position(word)] += idf.idf(WORDS.position(word))
-    bag = WORDS.vector(memory.text)
+        words[WORDS.bucket(word)] += idf.idf(WORDS.bucket(word)) ** 2  # idf squared
+    bag = WORDS.presence(memory.text)  # each word of the memory once
     lexical = float(_unit(words) @ np.asarray(bag))
     want = hybrid.MIX * semantic + (1 - hybrid.MIX) * lexical
     assert relevance_score(q, memory.embedding) == pytest.approx(want, abs=1e-5)
@@ -80,6 +80,20 @@ def test_a_rare_word_counts_for_more_than_a_common_one(store):
     assert frequencies.idf(lisbon) > frequencies.idf(live) > 0
     _, words = _halves(Embedder(MODEL).query(store, "live lisbon"))
     assert words[lisbon] > words[live] > 0
+
+
+def test_a_memory_counts_each_word_once_and_a_query_word_lands_where_the_memorys_does(store):
+    _, once = _halves(Embedder(MODEL).embed_one("Lisbon Lisbon trams"))
+    filled = once[once > 0]
+    assert len(filled) == 2 and filled[0] == pytest.approx(filled[1])  # not 2:1
+    # "house" tokenizes to "hous", and splitting "hous" again gives "hou" (the bug the
+    # query side once had): the query's word must sit where the memory's does
+    word = tokenize("house")[0]
+    assert tokenize(word) != [word]
+    _, memory_half = _halves(Embedder(MODEL).embed_one("house"))
+    _, query_half = _halves(Embedder(MODEL).query(store, "house"))
+    assert np.flatnonzero(query_half).tolist() == np.flatnonzero(memory_half).tolist()
+    assert np.flatnonzero(memory_half).tolist() == [WORDS.bucket(word)]
 
 
 def test_memory_vectors_never_change_as_the_store_grows(store):
@@ -126,7 +140,7 @@ def test_the_empty_store_can_be_queried():
 
 
 @pytest.mark.parametrize(
-    "name", ["memorylab/minilm-bow-0", "memorylab/minilm-bow-1617", "memorylab/minilm-bow-x"]
+    "name", ["memorylab/minilm-words-0", "memorylab/minilm-words-1617", "memorylab/minilm-words-x"]
 )
 def test_a_bad_hybrid_size_is_a_clear_error(name):
     with pytest.raises(ValueError, match=r"from 8 to 1616"):
@@ -134,7 +148,7 @@ def test_a_bad_hybrid_size_is_a_clear_error(name):
 
 
 def test_an_unknown_offline_model_names_the_offline_models():
-    with pytest.raises(ValueError, match="minilm-bow-256.*minilm-l6-v2.*hashed-bow-N"):
+    with pytest.raises(ValueError, match="minilm-words-1616.*minilm-l6-v2.*hashed-bow-N"):
         Embedder("memorylab/word2vec")
 
 

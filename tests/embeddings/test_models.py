@@ -117,8 +117,8 @@ def test_the_query_context_counts_the_stores_memories():
 
 
 def test_another_mix_is_named_apart_from_the_registered_hybrid():
-    assert Hybrid(MiniLM(), HashedWords(256), 0.5).name == "memorylab/minilm-bow-256-mix-0.5"
-    assert Hybrid(MiniLM(), HashedWords(256), 0.5) != Hybrid(MiniLM(), HashedWords(256))
+    assert Hybrid(MiniLM(), HashedWords(256), 0.9).name == "memorylab/minilm-words-256-mix-0.9"
+    assert Hybrid(MiniLM(), HashedWords(256), 0.9) != Hybrid(MiniLM(), HashedWords(256))
 
 
 @pytest.mark.parametrize(

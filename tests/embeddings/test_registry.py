@@ -27,9 +27,9 @@ from memory_store import MemoryStore
         ("memorylab/hashed-bow-8", HashedWords, 8),
         ("memorylab/hashed-bow-65536", HashedWords, 65536),
         ("memorylab/minilm-l6-v2", MiniLM, 384),
-        ("memorylab/minilm-bow-256", Hybrid, 384 + 256),
-        ("memorylab/minilm-bow-8", Hybrid, 384 + 8),
-        ("memorylab/minilm-bow-1616", Hybrid, 2000),  # pgvector's HNSW limit, exactly
+        ("memorylab/minilm-words-256", Hybrid, 384 + 256),
+        ("memorylab/minilm-words-8", Hybrid, 384 + 8),
+        ("memorylab/minilm-words-1616", Hybrid, 2000),  # pgvector's HNSW limit, exactly
     ],
 )
 def test_each_name_is_the_model_of_its_class_and_size(name, kind, dimensions):
@@ -74,9 +74,9 @@ def test_a_real_models_name_is_no_offline_model(name):
         ("memorylab/hashed-bow-", "expected memorylab/hashed-bow-N"),
         ("memorylab/hashed-bow-064", "expected memorylab/hashed-bow-N"),  # one model, one name
         ("memorylab/hashed-bow-\u00b2", "expected memorylab/hashed-bow-N"),
-        ("memorylab/minilm-bow-0", "with N from 8 to 1616, e.g. memorylab/minilm-bow-256"),
-        ("memorylab/minilm-bow-1617", "with N from 8 to 1616"),
-        ("memorylab/minilm-bow-x", "expected memorylab/minilm-bow-N"),
+        ("memorylab/minilm-words-0", "with N from 8 to 1616, e.g. memorylab/minilm-words-1616"),
+        ("memorylab/minilm-words-1617", "with N from 8 to 1616"),
+        ("memorylab/minilm-words-x", "expected memorylab/minilm-words-N"),
     ],
 )
 def test_a_bad_size_names_the_rule_and_an_example(name, message):
@@ -90,8 +90,9 @@ def test_a_bad_size_names_the_rule_and_an_example(name, message):
 )
 def test_an_unknown_offline_name_lists_the_offline_models(name):
     listing = (
-        r"the offline models are memorylab/minilm-bow-N \(meaning and words, N from 8 to 1616; "
-        r"the default is memorylab/minilm-bow-256\), memorylab/minilm-l6-v2 \(meaning\) and "
+        r"the offline models are memorylab/minilm-words-N \(meaning and words, N from 8 to "
+        r"1616; the default is memorylab/minilm-words-1616\), "
+        r"memorylab/minilm-l6-v2 \(meaning\) and "
         r"memorylab/hashed-bow-N \(words, N from 8 to 65536\)$"
     )
     with pytest.raises(ValueError, match=listing):

@@ -1,0 +1,176 @@
+"""evaluation/locomo.py and tools/locomo_data.py, on a small conversation written here in
+LoCoMo's own format (the real data ships without a licence, so it is never in the tests)."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+
+import pytest
+
+from embedding_helpers import Embedder
+from evaluation.cli import main
+from evaluation.dataset import DatasetError
+from evaluation.locomo import compare, evidence_ids, load_locomo, read_samples, sample_id
+from tools import locomo_data
+
+WORDS = Embedder("memorylab/hashed-bow-384")  # fast; the loader does not depend on it
+
+
+def conversation(a="Caroline", b="Melanie", city="Lisbon"):
+    return {
+        "speaker_a": a,
+        "speaker_b": b,
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [
+            {"speaker": a, "dia_id": "D1:1", "text": f"I moved to {city} last week!"},
+            {"speaker": b, "dia_id": "D1:2", "text": "Wow, congratulations!",
+             "img_url": ["https://example.org/x.jpg"],
+             "blip_caption": "a photo of a cake with candles"},
+        ],
+        "session_2_date_time": "10:37 am on 27 June, 2023",
+        "session_2": [
+            {"speaker": b, "dia_id": "D2:1", "text": "I started pottery classes."},
+            {"speaker": a, "dia_id": "D2:2", "text": "I adopted a dog named Rex."},
+        ],
+        "session_2_summary": "ignored",
+        "qa": [
+            {"question": f"Where did {a} move?", "answer": city, "evidence": ["D1:1"],
+             "category": 4},
+            {"question": f"What did {b} start?", "evidence": ["D2:1; D1:2"], "category": 1},
+            {"question": "When did the move happen?", "evidence": ["D:1:1"], "category": 2},
+            {"question": "What is the dog's name?", "evidence": [], "category": 4},
+            {"question": "What is the cat's name?", "adversarial_answer": "Tom",
+             "evidence": ["D2:2"], "category": 5},
+        ],
+    }  # fmt: skip
+
+
+@pytest.fixture
+def copy(tmp_path):
+    folder = tmp_path / "locomo"
+    folder.mkdir()
+    (folder / "26.json").write_text(json.dumps(conversation()), encoding="utf-8")
+    (folder / "30.json").write_text(json.dumps(conversation("Jon", "Gina", "Porto")))
+    return folder
+
+
+def test_each_turn_is_a_memory_with_the_speaker_and_the_photo_caption(copy):
+    first, second = load_locomo(copy, embedder=WORDS)
+    assert (first.name, second.name) == ("conv-26", "conv-30")
+    texts = [m.text for m in first.store]
+    assert texts == [
+        "Caroline: I moved to Lisbon last week!",
+        "Melanie: Wow, congratulations! [shares a photo of a cake with candles]",
+        "Melanie: I started pottery classes.",
+        "Caroline: I adopted a dog named Rex.",
+    ]
+    memories = list(first.store)
+    assert [m.id for m in memories][:2] == ["conv-26:D1:1", "conv-26:D1:2"]
+    assert memories[0].metadata["speaker"] == "Caroline"
+    assert memories[1].created_at == memories[0].created_at + 1  # a second apart, in order
+    assert memories[2].created_at - memories[0].created_at > 40 * 86400  # 8 May -> 27 June
+
+
+def test_questions_with_evidence_are_kept_and_asked_at_the_end(copy):
+    first = load_locomo(copy, ["26"], WORDS)[0]
+    got = [(q.text, q.evidence, q.category) for q in first.questions]
+    assert got == [
+        ("Where did Caroline move?", ("conv-26:D1:1",), "single-hop"),
+        ("What did Melanie start?", ("conv-26:D2:1", "conv-26:D1:2"), "multi-hop"),
+        ("When did the move happen?", ("conv-26:D1:1",), "temporal"),
+    ]  # no evidence, and the adversarial question (category 5): left out
+    last = max(m.created_at for m in first.store)
+    assert {q.asked_at for q in first.questions} == {last}
+
+
+def test_evidence_ids_mend_the_odd_spellings_of_the_data():
+    assert evidence_ids(["D8:6; D9:17", "D9:1 D4:4", "D:11:26", "D30:05", "D", 3]) == [
+        "D8:6", "D9:17", "D9:1", "D4:4", "D11:26", "D30:5"
+    ]  # fmt: skip
+    assert evidence_ids(None) == []
+
+
+def test_a_zip_a_folder_and_locomo10_json_read_alike(copy, tmp_path):
+    archive = tmp_path / "locomo10.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        for f in copy.iterdir():
+            z.write(f, f"data/multimodal_dialog/locomo10_v2/{f.name}")
+    listing = tmp_path / "locomo10.json"
+    samples = [{"sample_id": "conv-26", "conversation": conversation(),
+                "qa": conversation()["qa"]}]  # fmt: skip
+    listing.write_text(json.dumps(samples))
+    assert read_samples(archive) == read_samples(copy)
+    one = read_samples(listing)["conv-26"]
+    assert (one["conversation"], one["qa"]) == (conversation(), conversation()["qa"])
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda c: c.update(session_1_date_time="8/5/2023"), "must read like '1:56 pm on 8 May"),
+        (lambda c: c["session_1"][0].pop("speaker"), "must have 'speaker', 'dia_id' and 'text'"),
+    ],
+)
+def test_a_malformed_conversation_is_a_clear_error(tmp_path, change, message):
+    data = conversation()
+    change(data)
+    (tmp_path / "26.json").write_text(json.dumps(data))
+    with pytest.raises(DatasetError, match=message):
+        load_locomo(tmp_path, embedder=WORDS)
+
+
+def test_a_missing_copy_or_conversation_names_what_is_there(copy, tmp_path):
+    with pytest.raises(DatasetError, match="no LoCoMo copy at .*tools/locomo_data.py"):
+        load_locomo(tmp_path / "nowhere")
+    with pytest.raises(
+        DatasetError, match="has no conversation 'conv-41'; it has conv-26, conv-30"
+    ):
+        load_locomo(copy, ["41"], WORDS)
+    with pytest.raises(DatasetError, match="named like 'conv-26' or '26'"):
+        sample_id("twenty-six")
+
+
+def test_compare_pools_every_question_and_bm25_finds_the_shared_words(copy):
+    results = compare(copy, ["memorylab/hashed-bow-384"], ks=(1, 10))
+    assert list(results) == ["bm25", "memorylab/hashed-bow-384"]
+    bm25 = results["bm25"]
+    assert bm25["questions"] == 6  # three questions in each of the two conversations
+    assert bm25["overall"]["R@10"] == 1.0  # four memories each: all are in the top 10
+    assert 0 < bm25["overall"]["R@1"] < 1
+    assert set(bm25["by_category"]) == {"multi-hop", "single-hop", "temporal"}
+
+
+def test_the_command_prints_every_retriever(copy, capsys):
+    status = main(["--dataset", "locomo", str(copy), "--conversations", "26",
+                   "--embed-model", "memorylab/hashed-bow-384", "--k", "1", "10"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert status == 0
+    for row in ("bm25 (keywords)", "memorylab/hashed-bow-384 (words)",
+                "memorylab/minilm-l6-v2 (meaning)", "R@10 by category (3 questions)"):  # fmt: skip
+        assert row in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--dataset", "locomo"], "needs the PATH of a local LoCoMo copy"),
+        (["somewhere"], "a PATH and --conversations go with --dataset locomo"),
+    ],
+)
+def test_the_command_refuses_a_locomo_run_without_its_path(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_the_tool_unpacks_a_copy_that_the_loader_reads(copy, tmp_path):
+    archive = tmp_path / "locomo10.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.write(copy / "26.json", "data/multimodal_dialog/locomo10_v2/26.json")
+    target = tmp_path / "unpacked"
+    assert locomo_data.main([str(archive), "--to", str(target)]) == 0
+    assert [p.name for p in target.iterdir()] == ["26.json"]
+    assert read_samples(target) == read_samples(archive)
+    assert locomo_data.main([str(tmp_path / "missing.zip"), "--to", str(target)]) == 2
