@@ -53,6 +53,9 @@ class Graded:
     seconds: float = 0.0
     isolated: bool = True
     out_of_time: bool = False  # the submission's time budget ran out before every cell ran
+    folder: Path | None = None  # what was handed in: the notebooks, timestamp.txt, secret
+    penalty: float = 0.0  # nbgrader's late penalty, once recorded (grading/results.py)
+    written: dict = field(default_factory=dict)  # the written answers' grades, once recorded
 
     def milestone(self, number: int) -> float:
         return sum(o.score for o in self.outcomes if o.cell.milestone == number)
@@ -248,6 +251,8 @@ def hint(own: list[Outcome], reference: list[Outcome], first: list[Outcome]) -> 
 def grade(submission: Path, slot: int = 0, isolated: bool = True) -> Graded:
     start = time.monotonic()
     graded = Graded(submission.name, isolated=isolated)
+    code, _ = locate(submission)
+    graded.folder = submission if code is None else code.parent
     budget = Budget(slot, isolated, start + SUBMISSION_SECONDS)
     with tempfile.TemporaryDirectory(prefix="memory-lab-grade-") as scratch:
         Path(scratch).chmod(0o755)

@@ -338,37 +338,43 @@ def course(tmp_path, monkeypatch):
     return tmp_path
 
 
-def test_a_regrade_starts_from_zero_and_the_csv_holds_this_batch_only(course):
-    from grading.results import write_csv, write_gradebook
+def test_a_regrade_replaces_the_sandboxed_scores_and_the_export_holds_every_student(course):
+    from grading.results import EXPORT, write_csv, write_gradebook
     from grading.verdict import CELLS, Outcome
 
     write_gradebook(Graded("ana", [Outcome(c, score=float(c.points)) for c in CELLS]), course)
     write_gradebook(Graded("bo", [Outcome(c, score=float(c.points)) for c in CELLS]), course)
     crashed = Graded("ana", [Outcome(c, message="grading failed") for c in CELLS])
     write_gradebook(crashed, course)  # resubmitted, and this time the worker crashed
-    write_csv(course / "grades.csv", course, ["ana"])
-    rows = (course / "grades.csv").read_text().splitlines()
+    path = write_csv(course=course)
+    assert path.name == EXPORT != "grades.csv"  # nbgrader export's file is never overwritten
+    rows = path.read_text().splitlines()
     assert rows == [
-        "student_id,milestone_1,milestone_2,milestone_3,milestone_4,milestone_5,total",
-        "ana,0,0,0,0,0,0",
+        "student_id,timestamp,milestone_1,milestone_2,milestone_3,milestone_4,milestone_5,"
+        "written,raw_score,late_submission_penalty,score,max_score",
+        "ana,,0,0,0,0,0,0,0,0,0,31",
+        "bo,,5,6,4,8,8,0,31,0,31,31",
     ]
-    write_csv(course / "all.csv", course)
-    assert (course / "all.csv").read_text().splitlines()[-1] == "bo,5,6,4,8,8,31"
 
 
 def test_the_feedback_page_is_escaped_offline_and_capped(tmp_path):
+    from grading.layout import GRADED
     from grading.results import PAGE_BYTES, write_feedback
     from grading.verdict import CELLS, Outcome
 
     graded = Graded("ana", [Outcome(c, message="<script>x</script>" * 10_000) for c in CELLS])
     graded.notes = ["<img src=x onerror=alert(1)>"]
-    page = write_feedback(graded, tmp_path).read_text()
-    assert "<script" not in page and "<img" not in page and "://" not in page
-    assert "default-src 'none'" in page  # the browser refuses any script or fetch too
-    assert len(page.encode()) <= PAGE_BYTES
-    folder = tmp_path / "feedback" / "ana" / "milestones"
-    assert {p.name for p in folder.iterdir()} == {"feedback.html", "timestamp.txt",
-                                                  "submission_secret.txt"}  # fmt: skip
+    folder = write_feedback(graded, tmp_path)
+    for nb in GRADED:
+        page = (folder / f"{nb.name}.html").read_text()
+        assert "<script" not in page and "<img" not in page and "://" not in page
+        assert "default-src 'none'" in page  # the browser refuses any script or fetch too
+        assert len(page.encode()) <= PAGE_BYTES
+    # one page per notebook: release_feedback names each by md5(secret + notebook)
+    assert {p.name for p in folder.iterdir()} == {f"{nb.name}.html" for nb in GRADED} | {
+        "timestamp.txt",
+        "submission_secret.txt",
+    }
 
 
 def test_a_crash_line_is_quoted_only_from_the_learner_own_file(tmp_path):
