@@ -442,3 +442,21 @@ def test_cells_left_when_the_time_budget_is_spent_score_0_and_say_so(tmp_path, m
     assert "used up the submission's 60 s" in outcomes[0].message
     late = Graded("slow", outcomes, out_of_time=True)
     assert table([late]).splitlines()[1].endswith("time budget of 60 s used up")
+
+
+def test_the_hint_calls_the_retriever_right_only_when_every_retriever_cell_scored():
+    from grading.grader import hint
+    from grading.verdict import CELLS, Outcome
+
+    cells = {c.id: c for c in CELLS}
+    rank, retrieve = cells["check_rank_memories"], cells["check_retrieve"]
+    scoring = [Outcome(cells["check_recency_score"], message="wrong")]  # Milestone 1 lost
+    ids = [list(rank.cases[0].ranking)]
+    with_own = [Outcome(rank, answers=[ids[0][::-1]]), Outcome(retrieve, answers=[None])]
+    right = [Outcome(rank, 2.0, answers=ids), Outcome(retrieve, 3.0, answers=[None])]
+    assert hint(with_own, right, scoring, right).startswith("your retriever is right")
+    # check_retrieve lost its points (no refresh) while the ranking was right
+    refresh_lost = [Outcome(rank, 2.0, answers=ids), Outcome(retrieve, 0.0, answers=[None])]
+    text = hint(with_own, refresh_lost, scoring, refresh_lost)
+    assert "your retriever is right" not in text
+    assert "fix Milestone 1 first" in text and "loses points of its own" in text
