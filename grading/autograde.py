@@ -36,6 +36,7 @@ from grading.editions import CELL_TIMEOUT, release
 from grading.grader import SUBMISSION_SECONDS, Graded, grade
 from grading.layout import ASSIGNMENT, COURSE
 from grading.markers import BuildError
+from grading.points import stale
 from grading.results import (
     EXPORT,
     assign_late_penalties,
@@ -125,6 +126,18 @@ def grade_and_record(
     return record(grade_safely(submission, slot, isolated), course)
 
 
+def check_release(course: Path = COURSE) -> None:
+    """Refuse to grade when the course's release and notebooks/ disagree, naming each cell."""
+    problems = stale(course)
+    if problems:
+        raise BuildError(
+            "the course was released from other notebooks than notebooks/ holds now; "
+            "nothing was graded:\n  " + "\n  ".join(problems) + "\nA changed point value "
+            "or hidden check: run `python -m grading release`, then grade again (manual "
+            "grades stay). A cell added or removed: see docs/instructor-guide.md."
+        )
+
+
 def autograde(
     folder: Path,
     jobs: int | None = None,
@@ -142,6 +155,7 @@ def autograde(
     if not (course / "gradebook.db").is_file():
         log("no course yet: building it first (python -m grading release)")
         release(cell_timeout=CELL_TIMEOUT, log=log)
+    check_release(course)
     jobs = max(1, jobs or os.cpu_count() or 1)
     log(f"grading {len(students)} submissions, {jobs} at a time ...")
     log(f"  {describe()}")  # whether the kernel caps each worker's memory as a whole

@@ -7,6 +7,7 @@ edition's own tests) runs in `python -m grading selfcheck`; these are its parts,
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import sys
 from pathlib import Path
@@ -460,3 +461,30 @@ def test_the_hint_calls_the_retriever_right_only_when_every_retriever_cell_score
     text = hint(with_own, refresh_lost, scoring, refresh_lost)
     assert "your retriever is right" not in text
     assert "fix Milestone 1 first" in text and "loses points of its own" in text
+
+
+def test_grading_refuses_a_release_that_disagrees_with_the_notebooks_naming_the_cell(tmp_path):
+    from grading.autograde import check_release
+    from grading.layout import ASSIGNMENT, GRADED
+    from grading.points import points
+
+    source = tmp_path / "source" / ASSIGNMENT
+    source.mkdir(parents=True)
+    for nb in GRADED:
+        shutil.copy2(ROOT / "notebooks" / f"{nb.name}.ipynb", source / f"{nb.name}.ipynb")
+    check_release(tmp_path)  # the release as built from these notebooks: nothing to say
+    path = source / "01_recency.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    for cell in notebook.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade_id") == "check_recency_score":
+            meta["points"] = 4
+        if meta.get("grade_id") == "check_recency_score_hidden":
+            cell.source = cell.source.replace("run_cases(", "run_cases(  ", 1)
+    nbformat.write(notebook, path)
+    with pytest.raises(BuildError) as refused:
+        check_release(tmp_path)
+    said = str(refused.value)
+    assert f"check_recency_score is worth {points()['check_recency_score']:g} points" in said
+    assert "check_recency_score_hidden's hidden checks differ" in said
+    assert "python -m grading release" in said
