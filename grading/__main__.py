@@ -1,4 +1,4 @@
-"""python -m grading release | autograde DIR | selfcheck  (see grading/__init__.py)."""
+"""python -m grading release | autograde DIR | selfcheck | points  (see grading/__init__.py)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ def main(argv: list[str] | None = None) -> int:
     grade = commands.add_parser("autograde", help="grade every DIR/<student_id>/ submission")
     grade.add_argument("submissions", type=Path, metavar="DIR")
     check = commands.add_parser("selfcheck", help="prove the pipeline on known submissions")
+    commands.add_parser("points", help="print the points table (from the graded notebooks)")
     for command in (build, check):  # the notebooks' nbgrader config (autograde runs none)
         command.add_argument(
             "--cell-timeout",
@@ -35,6 +36,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "release":
             release(cell_timeout=args.cell_timeout)
+        elif args.command == "points":
+            from grading.points import table
+
+            print(table())
         elif args.command == "autograde":
             from grading.autograde import autograde_command
 

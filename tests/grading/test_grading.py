@@ -488,3 +488,12 @@ def test_grading_refuses_a_release_that_disagrees_with_the_notebooks_naming_the_
     assert f"check_recency_score is worth {points()['check_recency_score']:g} points" in said
     assert "check_recency_score_hidden's hidden checks differ" in said
     assert "python -m grading release" in said
+
+
+def test_the_guide_points_table_is_the_one_generated_from_the_notebooks():
+    from grading.points import TABLE_BEGIN, TABLE_END, table
+
+    guide = (ROOT / "docs" / "instructor-guide.md").read_text()
+    start, end = guide.index(TABLE_BEGIN) + len(TABLE_BEGIN), guide.index(TABLE_END)
+    assert guide[start:end].strip() == table(), "run: python -m grading points"
+    assert "**31**" in table() and "**8**" in table() and "**39**" in table()
