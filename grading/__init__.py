@@ -3,6 +3,8 @@
     python -m grading release          # dist/student/ (what learners get) and dist/course/
     python -m grading autograde DIR    # grade every DIR/<student_id>/: table, CSV, HTML feedback
     python -m grading selfcheck        # prove the pipeline on known right and wrong work
+    python -m grading points           # the points table, from the graded notebooks
+    python -m grading reshape          # a graded cell added or removed after submissions
 
 What a learner writes is code/scoring.py and code/retriever.py. Grading runs them in
 sandboxed workers (sandbox.py, worker.py) on inputs only; the trusted parent judges

@@ -1,4 +1,4 @@
-"""python -m grading release | autograde DIR | selfcheck | points  (see grading/__init__.py)."""
+"""python -m grading: release, autograde DIR, selfcheck, points, reshape (see __init__.py)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,9 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("submissions", type=Path, metavar="DIR")
     check = commands.add_parser("selfcheck", help="prove the pipeline on known submissions")
     commands.add_parser("points", help="print the points table (from the graded notebooks)")
+    reshaped = commands.add_parser(
+        "reshape", help="a graded cell added or removed after submissions: rebuild and regrade"
+    )
     for command in (build, check):  # the notebooks' nbgrader config (autograde runs none)
         command.add_argument(
             "--cell-timeout",
@@ -25,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
             default=CELL_TIMEOUT,
             help=f"seconds a notebook cell may run when grading (default {CELL_TIMEOUT})",
         )
-    for command in (grade, check):
+    for command in (grade, check, reshaped):
         command.add_argument("--jobs", type=int, default=None, help="parallel graders (cores)")
         command.add_argument(
             "--no-isolation",
@@ -40,6 +43,10 @@ def main(argv: list[str] | None = None) -> int:
             from grading.points import table
 
             print(table())
+        elif args.command == "reshape":
+            from grading.reshape import reshape
+
+            reshape(jobs=args.jobs, isolated=not args.no_isolation)
         elif args.command == "autograde":
             from grading.autograde import autograde_command
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import nbformat
 
+from grading import layout
 from grading.layout import (
     ASSIGNMENT,
     COURSE,
@@ -248,7 +249,7 @@ def build_course(
             shutil.rmtree(course / built)
     source = course / "source" / ASSIGNMENT
     for nb in GRADED:
-        _copy(ROOT / "notebooks" / f"{nb.name}.ipynb", source / f"{nb.name}.ipynb")
+        _copy(layout.NOTEBOOKS / f"{nb.name}.ipynb", source / f"{nb.name}.ipynb")
         _clear_notebook(source / f"{nb.name}.ipynb")
     _copy(ROOT / "notebooks" / "workbook.py", source / "workbook.py")  # their first cell runs it
     for name in files:
@@ -261,6 +262,39 @@ def build_course(
     result = nbgrader("generate_assignment", ASSIGNMENT, "--force", cwd=course)
     if result.returncode != 0:
         raise BuildError(f"nbgrader generate_assignment failed:\n{result.stdout}{result.stderr}")
+
+
+GRADED_WHERE = """\
+# Where notebooks 01-04 and 07a are
+
+In this nbgrader assignment the five graded notebooks (01_recency, 02_importance_and_relevance,
+03_retrieval_score, 04_retriever, 07a_kinds) sit at the top of the folder, beside `code/`:
+nbgrader grades the notebooks it finds there. Open them there; they run as they would here
+(each finds `code/` through its first cell). Everything else of the workbook is where the
+README says.
+"""
+
+
+def whole_workbook(course: Path, student: Path) -> int:
+    """The student edition's other files into the assignment, source/ and release/ alike.
+
+    The released assignment then holds everything a learner works with (notebooks 00, 05,
+    06a, 06b, 07b-10, data/, the tests, the docs), so the exchange alone hands out the
+    whole workbook; nbgrader copies these files verbatim, so the formgrader's Generate
+    button rebuilds the same release. Returns how many files were added.
+    """
+    graded = {f"notebooks/{nb.name}.ipynb" for nb in GRADED}
+    added = 0
+    for path in sorted(p for p in student.rglob("*") if p.is_file()):
+        name = path.relative_to(student).as_posix()
+        if name in graded or (name.startswith("code/") and name.endswith(".py")):
+            continue  # the assignment's own: the graded notebooks at the top, its code/
+        for built in ("source", "release"):
+            _copy(path, course / built / ASSIGNMENT / name)
+        added += 1
+    for built in ("source", "release"):
+        (course / built / ASSIGNMENT / "notebooks" / "GRADED_NOTEBOOKS.md").write_text(GRADED_WHERE)
+    return added
 
 
 INSTRUCTOR_PART = re.compile(
@@ -327,6 +361,7 @@ def release(
     log(f"markers checked in {len(holders)} files; {len(secrets)} secret lines to hide")
     build_course(files, cell_timeout, log, course)
     build_student(files, course, student)
+    added = whole_workbook(course, student)
     leaks = [
         f"{tree.relative_to(dist).as_posix()}/{leak}"
         for tree in (student, course / "release", course / "source")
@@ -340,5 +375,5 @@ def release(
         )
     shipped = sum(1 for p in student.rglob("*") if p.is_file())
     log(f"dist/student/: {shipped} files, learner core as stubs, no solution or hidden check")
-    log(f"dist/course/: source/{ASSIGNMENT}/ and release/{ASSIGNMENT}/ "
-        f"({len(GRADED)} graded notebooks)")  # fmt: skip
+    log(f"dist/course/: source/{ASSIGNMENT}/ and release/{ASSIGNMENT}/ ({len(GRADED)} graded "
+        f"notebooks, and {added} files more: the whole workbook)")  # fmt: skip
