@@ -8,8 +8,10 @@
 
 What a learner writes is code/scoring.py and code/retriever.py. Grading runs them in
 sandboxed workers (sandbox.py, worker.py) on inputs only; the trusted parent judges
-(verdict.py), grades each milestone on its own (grader.py) and alone writes the
-gradebook, feedback and CSV (results.py). See docs/instructor-guide.md.
+(verdict.py), grades each milestone on its own (grader.py) and alone writes nbgrader's
+records of each submission, the feedback and the export (results.py), so the formgrader,
+hand grading, release_feedback and nbgrader export work on the sandboxed grades. See
+docs/instructor-guide.md.
 
 This package is the instructor's: it is left out of the student edition, since its
 self-check holds deliberately wrong copies of the solution.

@@ -145,7 +145,7 @@ def autograde(
     course: Path = COURSE,
     log: Callable[[str], None] = print,
 ) -> list[Graded]:
-    """Grade every student of `folder`, in parallel; a table, grades.csv and feedback."""
+    """Grade every student of `folder`, in parallel; nbgrader's records, a table, the export."""
     if isolated:
         try:
             probe()

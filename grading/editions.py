@@ -183,6 +183,11 @@ def grading_environment() -> dict[str, str]:
     return env
 
 
+def _made(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 def _copy(source: Path, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy2(source, target)
@@ -244,9 +249,12 @@ def build_course(
     learner core: the sandboxed grader takes the reference from this repository.
     """
     late = late_settings(course)
+    previous = course / ".previous-release"  # put back if nbgrader refuses the new one
+    if previous.exists():
+        shutil.rmtree(previous)
     for built in ("source", "release"):
         if (course / built).exists():
-            shutil.rmtree(course / built)
+            (course / built).rename(_made(previous) / built)
     source = course / "source" / ASSIGNMENT
     for nb in GRADED:
         _copy(layout.NOTEBOOKS / f"{nb.name}.ipynb", source / f"{nb.name}.ipynb")
@@ -261,7 +269,22 @@ def build_course(
     log("nbgrader generate_assignment: clearing solutions and hidden checks ...")
     result = nbgrader("generate_assignment", ASSIGNMENT, "--force", cwd=course)
     if result.returncode != 0:
-        raise BuildError(f"nbgrader generate_assignment failed:\n{result.stdout}{result.stderr}")
+        for built in ("source", "release"):
+            if (previous / built).exists():
+                if (course / built).exists():
+                    shutil.rmtree(course / built)
+                (previous / built).rename(course / built)
+        said = f"{result.stdout}{result.stderr}"
+        if "Cannot add or remove cells" in said:
+            raise BuildError(
+                "a graded cell was added or removed after students submitted, which nbgrader "
+                "refuses; the previous release is kept. Run `python -m grading reshape` (it "
+                "keeps every hand grade it can and names the rest)."
+            )
+        raise BuildError(f"nbgrader generate_assignment failed (the previous release is kept):"
+                         f"\n{said}")  # fmt: skip
+    if previous.exists():
+        shutil.rmtree(previous)
 
 
 GRADED_WHERE = """\

@@ -82,6 +82,9 @@ def test_a_written_cell_removed_after_submissions_keeps_every_other_hand_grade(
 
     with pytest.raises(BuildError, match=f"01_recency: {REMOVED} is in the release but not"):
         autograde(course / "submitted", course=course, log=lambda line: None)
+    with pytest.raises(BuildError, match="python -m grading reshape"):  # nbgrader refuses
+        release(log=lambda line: None, dist=tmp_path / "dist")
+    assert (course / "release" / ASSIGNMENT / "01_recency.ipynb").is_file()  # kept as it was
     said: list[str] = []
     lost = reshape(course, log=said.append)
     assert [(item["cell"], item["manual_score"], item["manual_comment"]) for item in lost] == [
