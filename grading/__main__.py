@@ -1,4 +1,4 @@
-"""python -m grading release | autograde DIR | selfcheck  (see grading/__init__.py)."""
+"""python -m grading: release, autograde DIR, selfcheck, points, reshape (see __init__.py)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,10 @@ def main(argv: list[str] | None = None) -> int:
     grade = commands.add_parser("autograde", help="grade every DIR/<student_id>/ submission")
     grade.add_argument("submissions", type=Path, metavar="DIR")
     check = commands.add_parser("selfcheck", help="prove the pipeline on known submissions")
+    commands.add_parser("points", help="print the points table (from the graded notebooks)")
+    reshaped = commands.add_parser(
+        "reshape", help="a graded cell added or removed after submissions: rebuild and regrade"
+    )
     for command in (build, check):  # the notebooks' nbgrader config (autograde runs none)
         command.add_argument(
             "--cell-timeout",
@@ -24,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
             default=CELL_TIMEOUT,
             help=f"seconds a notebook cell may run when grading (default {CELL_TIMEOUT})",
         )
-    for command in (grade, check):
+    for command in (grade, check, reshaped):
         command.add_argument("--jobs", type=int, default=None, help="parallel graders (cores)")
         command.add_argument(
             "--no-isolation",
@@ -35,6 +39,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "release":
             release(cell_timeout=args.cell_timeout)
+        elif args.command == "points":
+            from grading.points import table
+
+            print(table())
+        elif args.command == "reshape":
+            from grading.reshape import reshape
+
+            reshape(jobs=args.jobs, isolated=not args.no_isolation)
         elif args.command == "autograde":
             from grading.autograde import autograde_command
 

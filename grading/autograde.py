@@ -1,19 +1,23 @@
 """`python -m grading autograde DIR`: grade every DIR/<student_id>/ submission.
 
-Each DIR/<student_id>/ is a filled-in student edition (or a folder holding one). What is
-graded is the learner's code: their code/scoring.py and code/retriever.py, exactly as
-submitted, each run in a sandboxed worker (grading/sandbox.py) that gets inputs only;
-the verdict is computed here, in the trusted parent (grading/verdict.py), which never
-imports learner code. Notebooks are not run: edits to notebook cells cannot change a
-grade. Milestones are graded independently (grading/grader.py).
+Each DIR/<student_id>/ is a filled-in student edition, or what `nbgrader collect` puts
+in dist/course/submitted/<student_id>/ (the assignment one folder down, with the
+student's timestamp.txt and submission_secret.txt). What is graded is the learner's
+code: their code/scoring.py and code/retriever.py, exactly as submitted, each run in a
+sandboxed worker (grading/sandbox.py) that gets inputs only; the verdict is computed
+here, in the trusted parent (grading/verdict.py), which never imports learner code.
+Notebooks are not run: edits to notebook cells cannot change a grade. Milestones are
+graded independently (grading/grader.py).
 
 Students are graded in parallel (a worker per core). One student's failure never stops
 the batch: it is "grading failed", 0 points, never an earlier grade.
 
-Out: a table on the terminal, dist/course/grades.csv (student_id, one column per
-milestone, total; written last, from the gradebook), one HTML feedback page per student
-in dist/course/feedback/<student_id>/milestones/, and nbgrader's gradebook
-dist/course/gradebook.db for the formgrader.
+`grade_and_record` is one submission, graded and then recorded: the unit a batch (here)
+or a queue of collected submissions is made of.
+
+Out (grading/results.py): nbgrader's records of each submission (gradebook,
+autograded/, late penalty, feedback/<student_id>/milestones/<notebook>.html), a table on
+the terminal, and dist/course/memory-lab-grades.csv, written last, from the gradebook.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from __future__ import annotations
 import os
 import queue
 import re
+import threading
 import traceback
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -31,7 +36,17 @@ from grading.editions import CELL_TIMEOUT, release
 from grading.grader import SUBMISSION_SECONDS, Graded, grade
 from grading.layout import ASSIGNMENT, COURSE
 from grading.markers import BuildError
-from grading.results import maxima, write_csv, write_feedback, write_gradebook
+from grading.points import stale
+from grading.results import (
+    EXPORT,
+    assign_late_penalties,
+    maxima,
+    write_autograded,
+    write_csv,
+    write_feedback,
+    write_gradebook,
+    written_grades,
+)
 from grading.sandbox import probe
 from grading.verdict import CELLS, Outcome
 
@@ -61,9 +76,20 @@ def submissions_in(folder: Path, log: Callable[[str], None]) -> list[Path]:
     return students
 
 
+RECORDING = threading.Lock()  # one student's records at a time, in this process
+
+
 def safely(submission: Path, slots: queue.Queue, isolated: bool) -> Graded:
     """grade(), on a free worker slot; an unexpected error is 'grading failed', 0 points."""
     slot = slots.get()
+    try:
+        return grade_safely(submission, slot, isolated)
+    finally:
+        slots.put(slot)
+
+
+def grade_safely(submission: Path, slot: int = 0, isolated: bool = True) -> Graded:
+    """grade(); an unexpected error is 'grading failed', 0 points, never an earlier grade."""
     try:
         return grade(submission, slot, isolated)
     except Exception as error:  # one student's failure never stops the batch
@@ -72,8 +98,44 @@ def safely(submission: Path, slots: queue.Queue, isolated: bool) -> Graded:
         failed.outcomes = [Outcome(c, message="grading failed") for c in CELLS]
         traceback.print_exc()
         return failed
-    finally:
-        slots.put(slot)
+
+
+def record(graded: Graded, course: Path = COURSE) -> Graded:
+    """Write nbgrader's records of one graded submission; a failure is a note, not a stop.
+
+    Called only once the submission's sandboxes are gone. Gradebook first (the regrade
+    updates it in place), then the autograded notebooks, the late penalty and the
+    feedback pages, which show the written answers' grades as they stand.
+    """
+    with RECORDING:
+        try:
+            write_gradebook(graded, course, graded.folder)
+            write_autograded(graded, course, graded.folder)
+            graded.penalty = assign_late_penalties(graded.student, course)
+            graded.written = written_grades(graded.student, course)
+            write_feedback(graded, course, graded.folder, graded.written)
+        except Exception as error:  # one student's failure never stops the batch
+            graded.notes.append(f"results not written: {type(error).__name__}: {error}")
+    return graded
+
+
+def grade_and_record(
+    submission: Path, course: Path = COURSE, slot: int = 0, isolated: bool = True
+) -> Graded:
+    """Grade ONE submission (DIR/<student_id>/) in its sandboxes, then record it."""
+    return record(grade_safely(submission, slot, isolated), course)
+
+
+def check_release(course: Path = COURSE) -> None:
+    """Refuse to grade when the course's release and notebooks/ disagree, naming each cell."""
+    problems = stale(course)
+    if problems:
+        raise BuildError(
+            "the course was released from other notebooks than notebooks/ holds now; "
+            "nothing was graded:\n  " + "\n  ".join(problems) + "\nA changed point value "
+            "or hidden check: run `python -m grading release`, then grade again (manual "
+            "grades stay). A cell added or removed: `python -m grading reshape`."
+        )
 
 
 def autograde(
@@ -83,7 +145,7 @@ def autograde(
     course: Path = COURSE,
     log: Callable[[str], None] = print,
 ) -> list[Graded]:
-    """Grade every student of `folder`, in parallel; a table, grades.csv and feedback."""
+    """Grade every student of `folder`, in parallel; nbgrader's records, a table, the export."""
     if isolated:
         try:
             probe()
@@ -93,6 +155,7 @@ def autograde(
     if not (course / "gradebook.db").is_file():
         log("no course yet: building it first (python -m grading release)")
         release(cell_timeout=CELL_TIMEOUT, log=log)
+    check_release(course)
     jobs = max(1, jobs or os.cpu_count() or 1)
     log(f"grading {len(students)} submissions, {jobs} at a time ...")
     log(f"  {describe()}")  # whether the kernel caps each worker's memory as a whole
@@ -105,24 +168,20 @@ def autograde(
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         running = [pool.submit(safely, s, slots, isolated) for s in students]
         for done in as_completed(running):
-            graded = done.result()  # its sandboxes are gone: only now is anything written
-            try:
-                write_gradebook(graded, course)
-                write_feedback(graded, course)
-            except Exception as error:  # one student's failure never stops the batch
-                graded.notes.append(f"results not written: {type(error).__name__}: {error}")
+            graded = record(done.result(), course)  # its sandboxes are gone: now it is written
             results.append(graded)
             log(f"[{len(results)}/{len(students)}] {graded.student}: "
                 f"{graded.total:g}/{sum(maxima().values()):g} in {graded.seconds:.1f} s"
                 + "".join(f"\n      {note}" for note in graded.notes
                           if note != "graded code/"))  # fmt: skip
     results.sort(key=lambda r: r.student)
-    write_csv(course / "grades.csv", course, [r.student for r in results])
+    export = write_csv(course / EXPORT, course)
     log("")
     log(table(results, isolated))
     log("")
-    log("grades:   dist/course/grades.csv")
-    log(f"feedback: dist/course/feedback/<student_id>/{ASSIGNMENT}/feedback.html")
+    log(f"grades:   {export} (every student graded so far; formgrader: nbgrader formgrader)")
+    log(f"feedback: {course}/feedback/<student_id>/{ASSIGNMENT}/<notebook>.html "
+        "(nbgrader release_feedback hands them out)")  # fmt: skip
     return results
 
 
@@ -136,6 +195,7 @@ def table(results: list[Graded], isolated: bool = True) -> str:
     for r in results:
         points = [r.milestone(n) for n in most] + [r.total]
         late = f"  time budget of {SUBMISSION_SECONDS:g} s used up" if r.out_of_time else ""
+        late += f"  late: -{r.penalty:g} (nbgrader's late penalty)" if r.penalty else ""
         lines.append(
             f"{r.student:<{width}}"
             + "".join(f"  {p:>{len(h)}g}" for p, h in zip(points, headers))
