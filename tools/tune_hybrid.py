@@ -8,14 +8,15 @@ with hashed words, MiniLM, the hybrid and BM25, so the choice is never graded on
 questions that made it.
 
     python tools/tune_hybrid.py          # the grid, the choice, the held-out table
+    python tools/tune_hybrid.py --locomo data/locomo   # and R@10 on LoCoMo's tuning half
 
 The grid uses the identity above on precomputed halves (a few seconds); the held-out
 table goes through the real Embedder, so it measures exactly what the lab ships.
 
 The year alone is not what the default is chosen by: it is chosen by R@10 on LoCoMo's
-tuning conversations (26, 41, 43, 47, 49; `python code/run.py evaluate --dataset locomo
-PATH --conversations 26 41 43 47 49` measures a candidate through the real Embedder) and
-this MRR together (docs/evaluation.md has both grids' figures).
+tuning conversations (26, 41, 43, 47, 49: `--locomo PATH` adds that grid; `python
+code/run.py evaluate --dataset locomo PATH --conversations 26 41 43 47 49` measures a
+candidate through the real Embedder) and this MRR together (docs/evaluation.md).
 
 Deliberately left out: tuning the strategies' weights (notebook 08 does that by hand).
 """
@@ -83,7 +84,55 @@ def grid(semantic_set: EvalSet) -> dict[tuple[float, int], float]:
     return results
 
 
-def main() -> int:
+def locomo_grid(path) -> dict[tuple[float, int], float]:
+    """R@10 of relevance alone for every (a, N) on LoCoMo's tuning conversations, pooled.
+
+    Only evaluation/locomo.py's TUNING conversations are read: the acceptance half is
+    never looked at while choosing.
+    """
+    import numpy as np
+
+    from evaluation.locomo import TUNING, load_locomo
+
+    conversations = load_locomo(path, TUNING, Embedder(MiniLM().name))
+    scores: dict[tuple[float, int], list[float]] = {}
+    for conversation in conversations:
+        texts = [m.text for m in conversation.store]
+        memories = np.array([m.embedding for m in conversation.store])
+        asked = [q.text for q in conversation.questions]
+        semantic = minilm.embed_texts(asked).astype(np.float64) @ memories.T
+        for size in SIZES:
+            words = HashedWords(size)
+            lexical = np.array([words.presence(t) for t in texts])
+            frequencies = hybrid.DocumentFrequencies(size)
+            frequencies.counts = list((lexical > 0).sum(axis=0))
+            frequencies.seen = {str(i): (None, ()) for i in range(len(texts))}
+            words_only = hybrid.Hybrid(MiniLM(), words, mix=0.0)
+            queries = words_only.embed_queries(asked, frequencies)
+            shared = np.array([v[minilm.DIMENSIONS :] for v in queries]) @ lexical.T
+            for a in MIXES:
+                relevance = a * semantic + (1 - a) * shared
+                conversation._relevance = {t: list(row) for t, row in zip(asked, relevance)}
+                report = evaluate(conversation, STRATEGIES["relevance"], ks=(10,))
+                scores.setdefault((a, size), []).extend(
+                    row["R@10"] for row in report.per_question.values()
+                )
+    return {key: sum(values) / len(values) for key, values in scores.items()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--locomo", help="a local LoCoMo copy: also grid its tuning half")
+    args = parser.parse_args(argv)
+    if args.locomo:
+        real = locomo_grid(args.locomo)
+        print("LoCoMo tuning half, R@10 of relevance alone (rows: a, columns: dimensions)")
+        print("   a " + "".join(f"{n:>7}" for n in SIZES))
+        for a in MIXES:
+            print(f"{a:4.2f} " + "".join(f"{real[(a, n)]:7.3f}" for n in SIZES))
+        print()
     semantic_set = load_dataset(DEFAULT_DATA, Embedder(MiniLM().name))
     results = grid(semantic_set)
     print("tuning half, MRR of relevance alone (rows: a, columns: lexical dimensions)")
