@@ -57,7 +57,7 @@ SELECT id, seq,
 FROM (SELECT id, seq, embedding, importance,
              greatest(0, (%(now)s - last_accessed) / {SECONDS_PER_HOUR}) AS hours
       FROM {SCHEMA}.memories
-      WHERE user_id = current_setting('memorylab.user_id') AND superseded_by IS NULL) AS live
+      WHERE user_id = (SELECT {SCHEMA}.session_user_id()) AND superseded_by IS NULL) AS live
 """
 # Every memory whose SQL score may put it in the exact top k (see error_bound).
 WITHIN_BOUND_SQL = f"""
@@ -146,7 +146,7 @@ def candidates_then_rerank(
     params["c"] = candidates
     rows = store.select(
         f"SELECT id, seq FROM {SCHEMA}.memories "
-        "WHERE user_id = current_setting('memorylab.user_id') AND superseded_by IS NULL "
+        f"WHERE user_id = (SELECT {SCHEMA}.session_user_id()) AND superseded_by IS NULL "
         f"AND vector_dims(embedding) = {d} "
         f"ORDER BY embedding::vector({d}) <=> %(q)s::vector({d}) LIMIT %(c)s",
         params,

@@ -101,7 +101,7 @@ class PostgresMemoryStore(DatabaseStore):
         return self.url
 
     def _load(self, embedding_model: str | None) -> None:
-        check_database(self._db, self.url)  # first: a role that would bypass the policies
+        check_database(self._db, self.url, self.user_id)  # first: a role that bypasses them
         super()._load(embedding_model)
 
     def _begin(self, read_only: bool) -> None:
@@ -110,9 +110,12 @@ class PostgresMemoryStore(DatabaseStore):
         self._run("SELECT set_config(?, ?, true)", (USER_SETTING, self.user_id))
 
     def _transaction_open(self) -> bool:
-        import psycopg
+        return self._db.in_transaction()  # False once the connection broke: nothing to undo
 
-        return self._db.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+    def _delete(self, memory_id: str) -> None:
+        # subtle: a user's role has no DELETE grant (it would let it LOCK the table in any
+        # mode, see postgres_database._grant); forget() deletes one row of its own user
+        self._run("SELECT memorylab.forget(?)", (memory_id,))
 
     def _error(self, error: BaseException, read_only: bool) -> Exception | None:
         import psycopg
@@ -122,6 +125,8 @@ class PostgresMemoryStore(DatabaseStore):
                 f"a superseded_by link of user {self.user_id!r} would name a memory that is not "
                 f"stored in {self.url} (removed by another process?); nothing was changed"
             )
+        if isinstance(error, psycopg.Error):  # postgres_database.Connection maps the rest
+            return PostgresStoreError(f"{self.url}: {type(error).__name__}: {error}")
         return None
 
     def _read_user(self) -> tuple[str | None, int] | None:

@@ -73,6 +73,10 @@ class DatabaseStore(MemoryStore):
     def _after_commit(self) -> None:
         """What follows a committed write (SQLite copies its WAL into the file)."""
 
+    def _delete(self, memory_id: str) -> None:
+        """DELETE this user's row `memory_id` (PostgreSQL: through a function, see there)."""
+        self._run("DELETE FROM memories WHERE user_id = ? AND id = ?", (self.user_id, memory_id))
+
     def _error(self, error: BaseException, read_only: bool) -> Exception | None:
         """The error to raise instead of the backend's `error`; None: raise it as it is."""
         return None
@@ -285,9 +289,7 @@ class DatabaseStore(MemoryStore):
                         f"{self.medium} {self._where()} (another process linked them); reopen the "
                         "store to see the link, and keep it so their superseded_by stays valid"
                     )
-                self._run(
-                    "DELETE FROM memories WHERE user_id = ? AND id = ?", (self.user_id, memory_id)
-                )
+                self._delete(memory_id)
         self._saved.pop(memory_id, None)
         return memory
 
