@@ -2,6 +2,7 @@
 
     rows = sql_rank(store, query, now, k=3)     # == rank_memories(store, query, now)[:3]
     retrieve_sql(store, query, now, k=3)        # == retrieve(store, query, now, k=3)
+    recall(store, query, now, k=3)              # the learner's retrieve, on that shortlist
 
 The database scores every live memory of the store's user in one statement,
 
@@ -15,6 +16,14 @@ trusted for the answer: error_bound() says how far a SQL score can be from the l
 every memory within twice that of the k-th best SQL score is fetched (usually k and a few
 more), and those are rescored by the learner's own functions (scoring.py) and sorted as
 rank_memories sorts: score, then store order. So the result is the learner's, ties included.
+
+recall() is what a chat turn on PostgreSQL runs: SQL ranks, the learner decides. The
+memories whose SQL score lies within the bound of the k-th (the same shortlist) are
+handed, in store order, to the learner's own `retrieve` as a small in-memory store
+(Shortlist: the store's own Memory objects, so retrieve's refreshes are the store's),
+and what it returns is saved. Since the shortlist holds every memory that can be in the
+exact top k, and keeps the store's order for ties, any correct retrieve returns on it
+exactly what it returns on the whole store.
 
 candidates_then_rerank() is the course's production path: an HNSW index finds the
 `candidates` nearest memories by similarity alone (`ORDER BY embedding <=> q LIMIT 40`),
@@ -33,7 +42,7 @@ import math
 from base.defaults import DECAY_RATE, TOP_K, WEIGHTS
 from base.units import SECONDS_PER_HOUR
 from base.validation import as_timestamp, check_decay_rate, check_int, check_k, check_weights
-from memory_store import Memory
+from memory_store import Memory, MemoryStore
 from retriever import ScoredMemory
 from scoring import importance_score, recency_score, relevance_score, retrieval_score
 from storage.postgres_database import SCHEMA, bare_connection
@@ -104,14 +113,67 @@ def sql_rank(
     """The top k rows of rank_memories(store, ...), found in SQL. Changes nothing."""
     k = check_k(k)
     params = _params(store, query_embedding, now, weights, decay_rate)
+    return _rescore(store, _within_bound(store, params, k), params)[:k]
+
+
+class Shortlist(MemoryStore):
+    """Some memories of one store, in that store's order: what the learner's retrieve reads.
+
+    The Memory objects are the store's own, so a refresh of last_accessed is the store's;
+    nothing is copied and no link rule runs (the memories are live, their links stored).
+    """
+
+    def __init__(self, store, memories: list[Memory]) -> None:
+        super().__init__(store.embedding_model, user_id=store.user_id)
+        self.dimension = store.dimension
+        self._memories = {memory.id: memory for memory in memories}
+
+
+def shortlist_ids(
+    store: PostgresMemoryStore,
+    query_embedding,
+    now,
+    k: int = TOP_K,
+    weights=WEIGHTS,
+    decay_rate=DECAY_RATE,
+) -> list[str]:
+    """The ids, in store order, of every live memory that may be in the exact top k."""
+    k = check_k(k)
+    params = _params(store, query_embedding, now, weights, decay_rate)
+    return _within_bound(store, params, k)
+
+
+def _within_bound(store, params, k) -> list[str]:
     params["k"] = k
     params["bound"] = error_bound(store.dimension or 1, params["weights"])
     if math.isfinite(params["bound"]) and _norm_trusted(params["query"]):
         rows = store.select(WITHIN_BOUND_SQL, params)  # (id, seq): seq is the store's order
-        ids = [memory_id for memory_id, _ in sorted(rows, key=lambda row: row[1])]
-    else:  # a query too short or too long for float32: score every memory exactly
-        ids = [m.id for m in store.live()]
-    return _rescore(store, ids, params)[:k]
+        return [memory_id for memory_id, _ in sorted(rows, key=lambda row: row[1])]
+    return [m.id for m in store.live()]  # a query too short or too long for float32
+
+
+def shortlist(store, query_embedding, now, k: int = TOP_K, weights=WEIGHTS,
+              decay_rate=DECAY_RATE) -> Shortlist:  # fmt: skip
+    """A Shortlist of the memories that may be in the exact top k: retrieve's input."""
+    ids = shortlist_ids(store, query_embedding, now, k, weights, decay_rate)
+    _check_loaded(store, ids)
+    return Shortlist(store, [store.get(memory_id) for memory_id in ids])
+
+
+def recall(store, query_embedding, now, k: int = TOP_K, weights=WEIGHTS,
+           decay_rate=DECAY_RATE, retrieve=None) -> list[Memory]:  # fmt: skip
+    """`retrieve` (default: the learner's, retriever.retrieve) on the SQL shortlist; saved.
+
+    Returns what retrieve(store, ...) would return over the whole store, with the same
+    memories refreshed, and writes their last_accessed to the database.
+    """
+    if retrieve is None:
+        from retriever import retrieve
+    candidates = shortlist(store, query_embedding, now, k, weights, decay_rate)
+    recalled = retrieve(candidates, query_embedding, now=now, k=k, weights=weights,
+                        decay_rate=decay_rate)  # fmt: skip
+    store.save(only=list(candidates))  # what retrieve refreshed: the shortlist, no scan
+    return recalled
 
 
 def retrieve_sql(store, query_embedding, now, k: int = TOP_K, weights=WEIGHTS,
@@ -210,15 +272,19 @@ def _norm_trusted(query) -> bool:
     return low <= norm <= high
 
 
-def _rescore(store, ids, params) -> list[ScoredMemory]:
-    """Exact scores for `ids` (in store order) by the learner's functions, sorted as
-    rank_memories sorts: score, then store order (the sort is stable)."""
+def _check_loaded(store, ids) -> None:
     missing = [memory_id for memory_id in ids if memory_id not in store]
     if missing:
         raise ValueError(
             f"the database holds memories this store has not loaded ({missing[0]!r}, added "
             "by another process?): reopen the store to rank them too"
         )
+
+
+def _rescore(store, ids, params) -> list[ScoredMemory]:
+    """Exact scores for `ids` (in store order) by the learner's functions, sorted as
+    rank_memories sorts: score, then store order (the sort is stable)."""
+    _check_loaded(store, ids)
     query, now, weights, decay = params["query"], params["now"], params["weights"], params["decay"]
     scored = []
     for memory_id in ids:
