@@ -45,12 +45,11 @@ from base.validation import as_timestamp, check_decay_rate, check_int, check_k, 
 from memory_store import Memory, MemoryStore
 from retriever import ScoredMemory
 from scoring import importance_score, recency_score, relevance_score, retrieval_score
-from storage.postgres_database import SCHEMA, bare_connection
+from storage.postgres_database import SCHEMA, TRUSTED_NORM, bare_connection
 from storage.postgres_store import PostgresMemoryStore
 
 FLOAT32_UNIT = 2.0**-24  # relative rounding error of one float32 operation
 FLOAT64_UNIT = 2.0**-53
-TRUSTED_NORM = (1e-15, 1e15)  # vector lengths whose float32 squares neither under- nor overflow
 CANDIDATES = 40  # the course's shortlist for candidate-then-rerank
 HNSW_EF_SEARCH = 100  # how wide the index searches (>= CANDIDATES)
 SCORED_FIELDS = ("last_accessed", "importance", "embedding", "superseded_by")  # what SQL reads
@@ -62,8 +61,8 @@ SELECT id, seq,
      + %(w_rec)s * (CASE WHEN hours * ln(%(decay)s) < -700 THEN 0
                          ELSE power(%(decay)s, hours) END)
      + %(w_imp)s * (importance / 10) AS score,
-       vector_norm(embedding) NOT BETWEEN %(lo)s AND %(hi)s AS untrusted
-FROM (SELECT id, seq, embedding, importance,
+       NOT norm_trusted AS untrusted
+FROM (SELECT id, seq, embedding, importance, norm_trusted,
              greatest(0, (%(now)s - last_accessed) / {SECONDS_PER_HOUR}) AS hours
       FROM {SCHEMA}.memories
       WHERE user_id = (SELECT {SCHEMA}.session_user_id()) AND superseded_by IS NULL) AS live

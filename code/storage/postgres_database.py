@@ -92,11 +92,15 @@ CREATE TABLE {SCHEMA}.id_counters (
 );
 """
 USER_TABLES = ("memories", "users", "id_counters")
+TRUSTED_NORM = (1e-15, 1e15)  # vector lengths whose float32 squares neither under- nor overflow
 
 # subtle: every function below is SECURITY DEFINER (it runs as OWNER_ROLE) with a fixed
 # search_path that ends in pg_temp, and names every object by its schema: a client's own
 # temporary table or function called `memories` or `session_user_id` is never what runs.
 VERSION_2_SQL = f"""
+ALTER TABLE {SCHEMA}.memories ADD COLUMN IF NOT EXISTS norm_trusted boolean
+    GENERATED ALWAYS AS (vector_norm(embedding) BETWEEN {TRUSTED_NORM[0]} AND {TRUSTED_NORM[1]})
+    STORED;                                         -- float32 squares neither under- nor overflow
 CREATE TABLE IF NOT EXISTS {SCHEMA}.user_roles (   -- no grants: read by the functions only
     role_name name PRIMARY KEY,
     user_id text NOT NULL UNIQUE
@@ -193,6 +197,7 @@ class Connection:
         self.reconnects = 0  # how many times a lost connection was reopened
         self._raw = _open_raw(url)
         self._lost = False  # broken inside a transaction: the next BEGIN reconnects
+        self._read_only = False  # the open transaction began READ ONLY
 
     # --- what the store uses ---------------------------------------------------------
 
@@ -228,6 +233,8 @@ class Connection:
             self._reconnect()
         if text == "COMMIT":
             return self._commit()
+        if text.startswith("BEGIN"):
+            self._read_only = "READ ONLY" in text
         idle = not self.in_transaction()
         try:
             return self._raw.execute(query, params)
@@ -269,7 +276,10 @@ class Connection:
         import psycopg
 
         try:
-            (xid,) = self._raw.execute("SELECT pg_current_xact_id_if_assigned()").fetchone()
+            if self._read_only:  # subtle: wrote nothing, so its outcome changes nothing
+                xid = None
+            else:
+                (xid,) = self._raw.execute("SELECT pg_current_xact_id_if_assigned()").fetchone()
         except psycopg.Error as error:
             if not self._raw.broken:
                 raise _mapped(error, self.where) from None
