@@ -88,6 +88,7 @@ class PersistentMemoryStore(DatabaseStore):
     """
 
     columns = MEMORY_COLUMNS  # seq, user_id, id, the fields, and the row's checksum
+    version = "checksum"  # changes whenever the row does: the trigger re-seals every UPDATE
     _to_columns = staticmethod(to_columns)  # numbers as floats, the vector packed
     refusal = StoreFileError
     medium = "file"
@@ -188,6 +189,9 @@ class PersistentMemoryStore(DatabaseStore):
             sealed_row(self._identity, last + n, self.user_id, memory.id, to_columns(row))
             for n, (memory, row) in enumerate(pairs, start=1)
         ]
+
+    def _version_of(self, row: tuple) -> bytes:
+        return row[-1]  # a sealed row's checksum
 
     def _user_row(self) -> tuple:
         user = (self.user_id, self.embedding_model, self.dimension)
