@@ -133,7 +133,7 @@ class PersistentMemoryStore(DatabaseStore):
 
     def _begin(self, read_only: bool) -> None:
         self._run("BEGIN" if read_only else "BEGIN IMMEDIATE")  # the write lock now, not later
-        if _file_id(self._absolute) != self._file_id:
+        if not read_only and _file_id(self._absolute) != self._file_id:  # reads: still there
             # subtle: SQLite keeps writing to the open, unlinked file and reports success;
             # every such "committed" memory would vanish when the store is closed.
             raise StoreFileError(

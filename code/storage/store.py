@@ -234,6 +234,8 @@ class DatabaseStore(MemoryStore):
         """
         version, columns = row[1], row[2:]
         memory_id = columns[self._id_at]
+        if self.dimension is None:  # opened before this user's first memory: read its model now
+            self._read_model(self.embedding_model)
         held = self._memories.get(memory_id)
         if held is not None and version is not None and self._versions.get(memory_id) == version:
             return held
@@ -367,20 +369,26 @@ class DatabaseStore(MemoryStore):
 
     def _load(self, embedding_model: str | None) -> None:
         with self._transaction(read_only=True):  # the user's row only: O(1), however many
-            user = self._read_user()
-            if user is not None:
-                self.embedding_model, self.dimension = user
-                if embedding_model is not None and embedding_model != self.embedding_model:
-                    raise EmbeddingModelMismatch(
-                        f"{self._where()}: the memories of user {self.user_id!r} were embedded "
-                        f"with {self.embedding_model or 'hand-made vectors'!r}, not "
-                        f"{embedding_model!r}. Open it with the same embedding model (or none "
-                        "to accept the stored one)."
-                    )
-            elif self._run(
+            if self._read_model(embedding_model):
+                return
+            if self._run(
                 "SELECT 1 FROM memories WHERE user_id = ? LIMIT 1", (self.user_id,)
             ).fetchone():
                 raise self._inconsistent("they have no row in the users table (their model's)")
+
+    def _read_model(self, embedding_model: str | None) -> bool:
+        """Take the model and dimension of this user's row, if it has one (inside a read)."""
+        user = self._read_user()
+        if user is None:
+            return False
+        if embedding_model is not None and embedding_model != user[0]:
+            raise EmbeddingModelMismatch(
+                f"{self._where()}: the memories of user {self.user_id!r} were embedded "
+                f"with {user[0] or 'hand-made vectors'!r}, not {embedding_model!r}. Open it "
+                "with the same embedding model (or none to accept the stored one)."
+            )
+        self.embedding_model, self.dimension = user
+        return True
 
     def _inconsistent(self, problem: str) -> Exception:
         return self.refusal(
@@ -435,7 +443,7 @@ class DatabaseStore(MemoryStore):
 
     @contextmanager
     def _in_memory_only(self) -> Iterator[None]:
-        """Inside: self.add and self.supersede change this process's memories only.
+        """Inside: self.add, self.supersede and self.get see this process's memories only.
 
         subtle: MemoryStore.extend calls self.add and self.supersede; instance attributes
         shadow the methods of the class, so for this block they skip the database, and
@@ -443,10 +451,15 @@ class DatabaseStore(MemoryStore):
         """
         self.add = lambda memory: MemoryStore.add(self, memory)
         self.supersede = lambda old_id, new_id: MemoryStore.supersede(self, old_id, new_id)
+        self.get = lambda memory_id: (  # the batch first: it is not stored yet
+            MemoryStore.get(self, memory_id)
+            if memory_id in self._memories
+            else DatabaseStore.get(self, memory_id)
+        )
         try:
             yield
         finally:
-            del self.add, self.supersede
+            del self.add, self.supersede, self.get
 
     def remove(self, memory_id: str) -> Memory:
         """Take a memory out of the store and delete its row, unless another row names it."""
