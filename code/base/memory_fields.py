@@ -6,7 +6,7 @@ so `memory.last_accessed = datetime.now()` is converted to epoch seconds and
 
     memory_field("importance", 8.0)      -> 8          (shown as 8, not 8.0)
     memory_field("kind", "fact")         -> ValueError: kind must be one of ...
-    memory_field("embedding", [0.1, 1])  -> Float32Vector([0.1, 1], 2 values)   (float32, base/vectors.py)
+    memory_field("embedding", [0.1, 1])  -> Float32Vector([0.1, 1], 2 values)  (base/vectors.py)
 
 Fields not listed (metadata, which must be a dict) are checked by Memory itself.
 Deliberately left out: rules between fields or memories (memory_store.py, base/links.py)
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from base.vectors import Float32Vector
 from base.validation import (
     as_float32_vector,
     as_timestamp,
@@ -26,6 +25,7 @@ from base.validation import (
     check_memory_text,
     check_text,
 )
+from base.vectors import Float32Vector
 
 
 def _optional_name(value: Any, name: str) -> str | None:

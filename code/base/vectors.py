@@ -90,7 +90,8 @@ class Float32Vector(Sequence):
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{x:.4g}" for x in self._values[:4])
-        return f"Float32Vector([{shown}{', ...' if len(self._values) > 4 else ''}], {len(self)} values)"
+        more = ", ..." if len(self._values) > 4 else ""
+        return f"Float32Vector([{shown}{more}], {len(self)} values)"
 
     def __reduce__(self):
         return Float32Vector, (self._values,)

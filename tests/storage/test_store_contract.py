@@ -827,7 +827,7 @@ def test_a_stale_field_edit_is_refused_and_a_recall_time_is_not(backend):
 def test_a_save_of_a_memory_another_client_removed_says_so_and_forgets_it(backend):
     from storage.store import StaleMemory
 
-    a, b, held = stale_pair(backend, memory("m1"), memory("m3", embedding=[0.0, 1.0, 0.0]))
+    a, b, _ = stale_pair(backend, memory("m1"), memory("m3", embedding=[0.0, 1.0, 0.0]))
     assert [m.id for m in retrieve(a, [0.0, 1.0, 0.0], NOW, k=1)] == ["m3"]  # touched
     b.remove("m3")
     with pytest.raises(StaleMemory, match="memory 'm3' was removed .* by another writer"):
@@ -907,10 +907,6 @@ def test_a_transaction_checks_the_links_of_what_it_touched_only(backend):
         store.supersede("m1", "m2")
         store.get("m2").superseded_by = "m1"  # in place, inside the block: checked at its end
     assert [(m.id, m.superseded_by) for m in backend.open()] == [("m1", None), ("m2", None)]
-
-
-class Interrupted(Exception):
-    """Stands for any failure inside a transaction."""
 
 
 # --- redaction and limits, in the store layer ----------------------------------------------
