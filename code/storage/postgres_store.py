@@ -33,6 +33,7 @@ reopening, schema migrations (a schema of another version is refused), and vecto
 
 from __future__ import annotations
 
+from base.vectors import Float32Vector
 from memory_store import Memory
 from storage.postgres_database import (
     USER_SETTING,
@@ -60,6 +61,8 @@ class PostgresMemoryStore(DatabaseStore):
 
     placeholder = "%s"
     row_lock = " FOR UPDATE"  # the rows a change checks stay as read until it commits
+    same = " IS NOT DISTINCT FROM "  # null-safe equality, for compare-and-set
+    version = "xmin::text"  # the transaction that last wrote the row: changes with it
     columns = ("user_id", "id", *FIELDS)  # seq is the database's own (bigserial)
     refusal = PostgresStoreError
 
@@ -112,10 +115,10 @@ class PostgresMemoryStore(DatabaseStore):
     def _transaction_open(self) -> bool:
         return self._db.in_transaction()  # False once the connection broke: nothing to undo
 
-    def _delete(self, memory_id: str) -> None:
+    def _delete(self, memory_id: str) -> int:
         # subtle: a user's role has no DELETE grant (it would let it LOCK the table in any
         # mode, see postgres_database._grant); forget() deletes one row of its own user
-        self._run("SELECT memorylab.forget(?)", (memory_id,))
+        return self._run("SELECT memorylab.forget(?)", (memory_id,)).fetchone()[0]
 
     def _error(self, error: BaseException, read_only: bool) -> Exception | None:
         import psycopg
@@ -137,7 +140,8 @@ class PostgresMemoryStore(DatabaseStore):
     def _memory_from_row(self, row: tuple) -> Memory:
         user_id, memory_id, *columns = row
         values = dict(zip(FIELDS, columns))
-        values["embedding"] = tuple(values["embedding"].to_numpy().tolist())  # pgvector's Vector
+        vector = values["embedding"].to_numpy()  # pgvector's Vector: float32 already
+        values["embedding"] = Float32Vector.from_bytes(vector.astype("<f4").tobytes())
         return memory_from_fields(memory_id, user_id, values)
 
     def _to_columns(self, row: tuple) -> tuple:
