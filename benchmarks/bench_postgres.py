@@ -14,10 +14,9 @@ one client process, for that user:
     chat turn   chat_with_memory(question, store, write_back=False): embed the question
                 (memorylab/hashed-bow-384), the SQL shortlist, the learner's retrieve on
                 it, the prompt, a reply (litellm's mock_response: the model's own time
-                is the model's, whatever the store), the refreshes saved
-    full turn   the same with memorylab/minilm-l6-v2 and the offline chat model, which
-                embeds the question and the recalled notes with MiniLM in numpy: about
-                0.3 s more a turn on this machine at any size (--full-turns of them)
+                is the same at any size; with memorylab/minilm-l6-v2 and the offline
+                chat model, which embed with MiniLM in numpy, a turn costs about 0.35 s
+                more on this machine), the refreshes saved
     recall      scale.pg_retrieval.recall alone (the memory part of the turn)
     plain SQL   one statement on the same table and the same role: pgvector's <=> +
                 power(decay, hours) + importance / 10, ORDER BY score DESC LIMIT 3
@@ -56,10 +55,8 @@ from storage.postgres_store import PostgresMemoryStore  # noqa: E402
 NOW = 1_000_000_000.0
 DIM, K = 384, 3
 MODEL = "memorylab/hashed-bow-384"  # 384 dimensions, embeds a query without reading the store
-FULL_MODEL = "memorylab/minilm-l6-v2"  # also 384: the same vectors serve both
 SIZES = (1_000, 10_000, 100_000)
 TURN = Settings(embed_model=MODEL, db_path=None, top_k=K)
-FULL_TURN = Settings(embed_model=FULL_MODEL, db_path=None, top_k=K)
 QUESTIONS = [
     "which API do I use for quick experiments?", "where do I live now?",
     "what did we decide about the deploy?", "who did I have lunch with?",
@@ -111,7 +108,7 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
-def measure(server: PostgresServer, n: int, turns: int, full_turns: int, embedders) -> dict:
+def measure(server: PostgresServer, n: int, turns: int, embedder: Embedder) -> dict:
     user = f"bench-{n}"
     url = server.user_url(user)  # installs the schema the first time
     began = time.perf_counter()
@@ -124,22 +121,15 @@ def measure(server: PostgresServer, n: int, turns: int, full_turns: int, embedde
     plain = bare_connection(url)  # the same role, the same policies: plain psycopg
     register_vector(plain)
     rng = np.random.default_rng(n)
-    chat_ms, full_ms, recall_ms, plain_ms = [], [], [], []
+    chat_ms, recall_ms, plain_ms = [], [], []
     try:
         for turn in range(turns):
             now = NOW + 60 * turn
             question = QUESTIONS[turn % len(QUESTIONS)] + f" ({turn})"
             t = time.perf_counter()
-            chat_with_memory(question, store, now=now, settings=TURN, embedder=embedders[0],
+            chat_with_memory(question, store, now=now, settings=TURN, embedder=embedder,
                              write_back=False, mock_response="Noted.")  # fmt: skip
             chat_ms.append((time.perf_counter() - t) * 1000)
-            if turn < full_turns:
-                store.embedding_model = FULL_MODEL  # subtle: the same vectors, another name
-                t = time.perf_counter()
-                chat_with_memory(question, store, now=now, settings=FULL_TURN,
-                                 embedder=embedders[1], write_back=False)  # fmt: skip
-                full_ms.append((time.perf_counter() - t) * 1000)
-                store.embedding_model = MODEL
             vector = rng.standard_normal(DIM).astype(np.float32)
             t = time.perf_counter()
             recall(store, vector.tolist(), now, k=K)
@@ -154,7 +144,6 @@ def measure(server: PostgresServer, n: int, turns: int, full_turns: int, embedde
     return {
         "n": n, "seed_s": seeded, "open_s": opened, "rss_mb": grown,
         "chat_p50": statistics.median(chat_ms), "chat_p95": percentile(chat_ms, 0.95),
-        "full_p50": statistics.median(full_ms) if full_ms else float("nan"),
         "recall_p50": statistics.median(recall_ms), "recall_p95": percentile(recall_ms, 0.95),
         "sql_p50": statistics.median(plain_ms), "sql_p95": percentile(plain_ms, 0.95),
     }  # fmt: skip
@@ -167,17 +156,12 @@ def warm_up_chat() -> None:
     store = MemoryStore(MODEL)
     store.add(Memory("m1", "warm", created_at=NOW, embedding=[1.0] * DIM, embedding_model=MODEL))
     chat_with_memory("warm?", store, now=NOW, settings=TURN, write_back=False, mock_response=".")
-    store = MemoryStore(FULL_MODEL)
-    store.add(Memory("m1", "warm", created_at=NOW, embedding=[1.0] * DIM,
-                     embedding_model=FULL_MODEL))  # fmt: skip
-    chat_with_memory("warm?", store, now=NOW, settings=FULL_TURN, write_back=False)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="memories per user")
     parser.add_argument("--turns", type=int, default=30, help="chat turns per size (at most 200)")
-    parser.add_argument("--full-turns", type=int, default=5, help="full turns per size")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     if not 1 <= args.turns <= 200 or not all(1 <= n <= 200_000 for n in sizes):
@@ -185,22 +169,18 @@ def main() -> None:
     folder = tempfile.mkdtemp(prefix="memorylab-pg-bench-")
     server = PostgresServer(folder)  # its unix socket only
     server.start()
-    embedders = Embedder(MODEL), Embedder(FULL_MODEL)
-    for embedder in embedders:
-        embedder.embed_one("warm up")  # the model's weights load before any RSS is read
-    warm_up_chat()
+    embedder = Embedder(MODEL)
+    warm_up_chat()  # litellm and its mock load before any RSS is read
     print(f"{'memories':>9} {'seed s':>7} {'open s':>7} {'RSS MB':>7} {'chat p50':>9} "
-          f"{'p95':>7} {'full p50':>9} {'recall p50':>10} {'p95':>7} {'SQL p50':>8} "
-          f"{'p95':>7}  (ms)")  # fmt: skip
+          f"{'p95':>7} {'recall p50':>10} {'p95':>7} {'SQL p50':>8} {'p95':>7}  (ms)")  # fmt: skip
     rows = []
     try:
         for n in sizes:
-            r = measure(server, n, args.turns, min(args.full_turns, args.turns), embedders)
+            r = measure(server, n, args.turns, embedder)
             rows.append(r)
             print(
                 f"{n:>9,} {r['seed_s']:>7.1f} {r['open_s']:>7.3f} {r['rss_mb']:>7.1f} "
-                f"{r['chat_p50']:>9.1f} {r['chat_p95']:>7.1f} {r['full_p50']:>9.1f} "
-                f"{r['recall_p50']:>10.1f} "
+                f"{r['chat_p50']:>9.1f} {r['chat_p95']:>7.1f} {r['recall_p50']:>10.1f} "
                 f"{r['recall_p95']:>7.1f} {r['sql_p50']:>8.1f} {r['sql_p95']:>7.1f}",
                 flush=True,
             )

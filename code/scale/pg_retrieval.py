@@ -74,6 +74,18 @@ kth AS (SELECT score FROM s ORDER BY score DESC LIMIT 1 OFFSET %(k)s - 1)
 SELECT id, seq FROM s
 WHERE untrusted OR score >= coalesce((SELECT score FROM kth), '-Infinity') - 2 * %(bound)s
 """
+# The usual case in one top-N sort: the best %(n)s rows by SQL score, and every memory whose
+# vector is too short or too long for float32 (a partial index finds them at once). When
+# the n-th score is already below the k-th minus twice the bound, these are all the
+# memories WITHIN_BOUND_SQL would return; otherwise (many near ties) that query runs.
+TOP_SQL = f"""
+(SELECT id, seq, score, untrusted FROM ({SCORE_SQL}) AS scored ORDER BY score DESC LIMIT %(n)s)
+UNION ALL
+SELECT id, seq, NULL, true FROM {SCHEMA}.memories
+WHERE user_id = (SELECT {SCHEMA}.session_user_id()) AND superseded_by IS NULL
+  AND NOT norm_trusted
+"""
+PADDING = 16  # rows beyond k that TOP_SQL fetches: near ties past that fall back
 
 
 def error_bound(dimension: int, weights) -> float:
@@ -145,17 +157,25 @@ def shortlist_ids(
 def _within_bound(store, params, k) -> list[str]:
     params["k"] = k
     params["bound"] = error_bound(store.dimension or 1, params["weights"])
-    if math.isfinite(params["bound"]) and _norm_trusted(params["query"]):
-        rows = store.select(WITHIN_BOUND_SQL, params)  # (id, seq): seq is the store's order
+    if not (math.isfinite(params["bound"]) and _norm_trusted(params["query"])):
+        return [m.id for m in store.live()]  # a query too short or too long for float32
+    params["n"] = n = k + PADDING
+    rows = store.select(TOP_SQL, params)  # (id, seq, score, untrusted); seq: the store's order
+    top = [row for row in rows if row[2] is not None]
+    if len(top) == n and top[k - 1][2] - 2 * params["bound"] <= top[-1][2]:
+        rows = store.select(WITHIN_BOUND_SQL, params)  # the n-th may still be in: ask all
         return [memory_id for memory_id, _ in sorted(rows, key=lambda row: row[1])]
-    return [m.id for m in store.live()]  # a query too short or too long for float32
+    if len(top) >= k:  # every row from the n-th on is below the k-th minus twice the bound
+        threshold = top[k - 1][2] - 2 * params["bound"]
+        rows = [row for row in rows if row[3] or row[2] is None or row[2] >= threshold]
+    chosen = {memory_id: seq for memory_id, seq, _, _ in rows}  # an untrusted row twice: once
+    return sorted(chosen, key=chosen.get)
 
 
 def shortlist(store, query_embedding, now, k: int = TOP_K, weights=WEIGHTS,
               decay_rate=DECAY_RATE) -> Shortlist:  # fmt: skip
     """A Shortlist of the memories that may be in the exact top k: retrieve's input."""
     ids = shortlist_ids(store, query_embedding, now, k, weights, decay_rate)
-    _check_loaded(store, ids)
     return Shortlist(store, [store.get(memory_id) for memory_id in ids])
 
 
@@ -169,9 +189,17 @@ def recall(store, query_embedding, now, k: int = TOP_K, weights=WEIGHTS,
     if retrieve is None:
         from retriever import retrieve
     candidates = shortlist(store, query_embedding, now, k, weights, decay_rate)
-    recalled = retrieve(candidates, query_embedding, now=now, k=k, weights=weights,
-                        decay_rate=decay_rate)  # fmt: skip
-    store.save(only=list(candidates))  # what retrieve refreshed: the shortlist, no scan
+    before = [(memory, memory.last_accessed) for memory in candidates]
+    try:
+        recalled = retrieve(candidates, query_embedding, now=now, k=k, weights=weights,
+                            decay_rate=decay_rate)  # fmt: skip
+        store.save(only=list(candidates))  # what retrieve refreshed: the shortlist, no scan
+    except BaseException:
+        # subtle: a recall that failed (say, the connection was lost while saving) recalls
+        # nothing; a retry must rank the memories as they were, not as half-refreshed
+        for memory, last_accessed in before:
+            memory.last_accessed = last_accessed
+        raise
     return recalled
 
 
@@ -271,19 +299,9 @@ def _norm_trusted(query) -> bool:
     return low <= norm <= high
 
 
-def _check_loaded(store, ids) -> None:
-    missing = [memory_id for memory_id in ids if memory_id not in store]
-    if missing:
-        raise ValueError(
-            f"the database holds memories this store has not loaded ({missing[0]!r}, added "
-            "by another process?): reopen the store to rank them too"
-        )
-
-
 def _rescore(store, ids, params) -> list[ScoredMemory]:
     """Exact scores for `ids` (in store order) by the learner's functions, sorted as
     rank_memories sorts: score, then store order (the sort is stable)."""
-    _check_loaded(store, ids)
     query, now, weights, decay = params["query"], params["now"], params["weights"], params["decay"]
     scored = []
     for memory_id in ids:

@@ -101,6 +101,8 @@ VERSION_2_SQL = f"""
 ALTER TABLE {SCHEMA}.memories ADD COLUMN IF NOT EXISTS norm_trusted boolean
     GENERATED ALWAYS AS (vector_norm(embedding) BETWEEN {TRUSTED_NORM[0]} AND {TRUSTED_NORM[1]})
     STORED;                                         -- float32 squares neither under- nor overflow
+CREATE INDEX IF NOT EXISTS memories_untrusted ON {SCHEMA}.memories (user_id)
+    WHERE NOT norm_trusted;                         -- rare rows every ranking must rescore
 CREATE TABLE IF NOT EXISTS {SCHEMA}.user_roles (   -- no grants: read by the functions only
     role_name name PRIMARY KEY,
     user_id text NOT NULL UNIQUE

@@ -221,3 +221,25 @@ def test_the_terminal_chat_opens_postgresql_from_memory_lab_database_url(monkeyp
     with store:
         assert isinstance(store, PostgresMemoryStore) and store.user_id == user
     assert isinstance(terminal_chat.open_chat_store(Settings(), use_database=False), MemoryStore)
+
+
+def test_a_store_larger_than_the_top_query_is_decided_in_one_sort(monkeypatch):
+    """Random directions (few near ties): the top k + PADDING rows settle it, exactly."""
+    rng = np.random.default_rng(3)
+    memories = [
+        Memory(f"m{i}", f"note {i}", created_at=NOW - float(rng.integers(1, 500)) * HOUR,
+               importance=int(rng.integers(1, 11)), embedding=rng.standard_normal(64).tolist())
+        for i in range(300)
+    ]  # fmt: skip
+    memories[7].embedding = [0.0] * 64  # a zero vector: untrusted, always rescored
+    whole = MemoryStore()
+    whole.extend(copy.deepcopy(memories))
+    with user_store() as store:
+        store.extend(memories)
+        monkeypatch.setattr(pg_retrieval, "WITHIN_BOUND_SQL", "SELECT no_fallback_here")
+        for q in range(8):
+            query = rng.standard_normal(64).tolist()
+            now = NOW + q * HOUR
+            expected = retriever.retrieve(whole, query, now, k=5)
+            assert [m.id for m in recall(store, query, now, k=5)] == [m.id for m in expected]
+            assert "m7" in shortlist(store, query, now, k=5)
