@@ -11,14 +11,15 @@ roles, policies, connecting) is storage/postgres_database.py. Vectors
 are pgvector `vector` (float32, what a memory's embedding already is), so reopening gives
 back exactly what the store held.
 
-Isolation is enforced by the database, not only by this code's WHERE clauses:
-  - install_schema(admin_url) makes the tables as a NOLOGIN owner role, turns on row-level
-    security, and creates the lab's login role LAB_ROLE, which owns nothing, is not a
-    superuser and has no BYPASSRLS (any of those skips row-level security);
-  - every transaction begins with set_config('memorylab.user_id', <user>, true), a setting
-    that lasts until the transaction ends, and the policies show and accept only rows of
-    that user; so even `SELECT * FROM memorylab.memories` sees one user's rows;
-  - a store refuses to open through a role that would bypass the policies.
+Isolation is enforced by the database, not only by this code's WHERE clauses
+(storage/postgres_database.py, docs/postgres.md's trust table):
+  - each user has a login role of its own (create_user, `python code/run.py pg-user`);
+    the policies show and accept only the rows of the user mapped to `session_user`, and
+    the role's grants let it lock, truncate or alter nothing that others use (deletes go
+    through the function forget(), see _delete);
+  - the shared role LAB_ROLE instead shows the rows of the setting memorylab.user_id,
+    which _begin sets at every transaction: one trusted app, guarded against its own bugs;
+  - a store refuses a role that would bypass the policies, and another user's role.
 Links are kept by the database too: superseded_by is a foreign key within one user's rows,
 checked when a transaction commits.
 
