@@ -378,3 +378,39 @@ def test_the_shared_role_is_one_trust_domain_guarding_only_against_its_own_bugs(
                 ("the victim's secret",)
             ]
             assert db.execute("SELECT pg_terminate_backend(%s)", (pid,)).fetchone() == (True,)
+
+
+# --- the administrator's command -----------------------------------------------------------
+
+
+def test_pg_user_prints_a_url_that_opens_only_that_users_store(capsys, monkeypatch):
+    from commands import pg_user
+    from run import COMMANDS
+
+    assert COMMANDS["pg-user"][0] == "commands.pg_user"
+    user = pg_fixtures.unique("erin")
+    monkeypatch.setenv("MEMORY_LAB_ADMIN_URL", pg_fixtures.admin_database())
+    assert pg_user.main([user, "--connection-limit", "3", "--statement-timeout", "5s"]) == 0
+    url = capsys.readouterr().out.strip()
+    assert url.startswith("postgresql://memorylab_u_") and "memorylab_admin" not in url
+    with PostgresMemoryStore(url, user) as store:
+        store.add(memory("m1", "erin's note"))
+        assert store.select("SHOW statement_timeout") == [("5s",)]
+        assert store.select("SELECT rolconnlimit FROM pg_roles WHERE rolname = current_user") == [
+            (3,)
+        ]
+    assert pg_user.main([user, "--drop"]) == 0
+    with pytest.raises(PostgresStoreError, match="refused the credentials"):
+        PostgresMemoryStore(url, user)
+
+
+def test_pg_user_without_an_admin_url_or_with_a_bad_one_says_so(capsys):
+    from commands import pg_user
+
+    with pytest.raises(SystemExit):
+        pg_user.main(["erin"])
+    assert "--admin-url" in capsys.readouterr().err
+    bad = pg_fixtures.admin_database().replace("memorylab_admin:", "memorylab_admin:x")
+    assert pg_user.main(["erin", "--admin-url", bad]) == 1
+    err = capsys.readouterr().err
+    assert "refused the credentials" in err and "***@" in err  # the password is not shown
