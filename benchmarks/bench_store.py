@@ -153,14 +153,14 @@ def scale_run(n: int, repeats: int, folder: Path) -> dict:
         start = time.perf_counter()
         store = PersistentMemoryStore(path, user_id="bench")
         opens.append(time.perf_counter() - start)
-        txns.append(timed(lambda s=store: empty_transaction(s), 21))
+        txns.append(timed(lambda s=store: empty_transaction(s), 101))
         start = time.perf_counter()
         held = list(store)
         reads.append(time.perf_counter() - start)
         sizes.append((tracemalloc.get_traced_memory()[0] - before) / n)
         tracemalloc.stop()
         assert len(held) == n
-        held_txns.append(timed(lambda s=store: empty_transaction(s), 21))
+        held_txns.append(timed(lambda s=store: empty_transaction(s), 101))
         recalls.append(timed(lambda s=store: retrieve(s, query, NOW, k=3), 1))
         store.close()
         del held
