@@ -69,6 +69,7 @@ class DatabaseStore(MemoryStore):
     row_lock = ""  # appended to a SELECT of rows about to change: " FOR UPDATE"
     same = " IS "  # null-safe equality: PostgreSQL's " IS NOT DISTINCT FROM "
     version = "NULL"  # a column that changes whenever its row does: "checksum", "xmin::text"
+    by_seq = "memories"  # the table as a stream reads it, by seq ranges
     columns: tuple[str, ...] = ()  # a memory's row as _memory_from_row and _new_rows see it
     refusal: type[Exception] = RuntimeError  # the backend's own error: a store it cannot use
     medium = "database"  # what _where() names, in messages: "the file memories.sqlite3"
@@ -124,10 +125,10 @@ class DatabaseStore(MemoryStore):
         """Execute one statement of the shared SQL; its cursor."""
         return self._db.execute(self._sql(text), params)
 
-    def _select(self, where: str, lock: bool = False) -> str:
+    def _select(self, where: str, lock: bool = False, table: str = "memories") -> str:
         """SELECT seq, version, `columns` of this user's rows `where` (? is the user)."""
         return (
-            f"SELECT seq, {self.version}, {', '.join(self.columns)} FROM memories "
+            f"SELECT seq, {self.version}, {', '.join(self.columns)} FROM {table} "
             f"WHERE user_id = ? AND {where}{self.row_lock if lock and self._writing else ''}"
         )
 
@@ -297,7 +298,9 @@ class DatabaseStore(MemoryStore):
         while after < last:
             with self._transaction(read_only=True):
                 rows = self._run(
-                    self._select(f"seq > ? AND seq <= ? ORDER BY seq LIMIT {BATCH}"),
+                    self._select(
+                        f"seq > ? AND seq <= ? ORDER BY seq LIMIT {BATCH}", table=self.by_seq
+                    ),
                     (self.user_id, after, last),
                 ).fetchall()
                 batch = [self._from_row(row) for row in rows]
@@ -598,9 +601,8 @@ class DatabaseStore(MemoryStore):
         else:
             looked_at = [m for m in only if isinstance(m, Memory) and self._holds(m)]
         changed = [m for m in looked_at if snapshot(m) != self._saved.get(m.id)]
-        for memory in looked_at:
-            if memory not in changed:
-                self._dirty.pop(memory.id, None)
+        for memory_id in {m.id for m in looked_at} - {m.id for m in changed}:
+            self._dirty.pop(memory_id, None)  # assigned, but back to what its row holds
         if not changed:
             return 0
         for memory in changed:
