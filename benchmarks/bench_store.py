@@ -25,7 +25,8 @@ The machine's other work makes single timings noisy: compare medians from one ru
     open ms         PersistentMemoryStore(path) of the file (no memory read)
     txn ms          an empty `with store.transaction():`, after opening, and again once
                     every memory has been read ("txn held ms"): what a chat turn pays
-    read s          list(store): every row read, checked and held
+    read s          list(store): every row read, checked and held (timed while tracemalloc
+                    counts, which slows every allocation: an upper bound)
     recall ms       retrieve(store, query, now, k=3) on a store whose memories are held
     KB/memory       Python memory allocated by opening and reading every memory
                     (tracemalloc), divided by N: what a reopened store costs in RAM
