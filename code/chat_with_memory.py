@@ -27,7 +27,11 @@ Only the user's side is written back by default: storing the assistant's replies
 would let it recall its own paraphrases of memories and reinforce them.
 
 Given a PersistentMemoryStore (storage/sqlite_store.py), a turn also saves the retriever's
-touches to its file, so a recalled memory is still warm after a restart.
+touches to its file, so a recalled memory is still warm after a restart. Given a
+PostgresMemoryStore, the database ranks and your retrieve decides: SQL shortlists the
+memories that can be in the top k (scale/pg_retrieval.py, proven against float32
+rounding), your retrieve() runs on that shortlist, and its refreshes are saved; the answer
+is the one retrieve() gives over the whole store, without reading every memory.
 
 `python code/chat_with_memory.py` is a terminal chat on this same turn (the loop around
 it is llm/terminal_chat.py). It keeps its memories in a SQLite file (MEMORY_LAB_DB,
@@ -142,10 +146,16 @@ def chat_with_memory(
     now = time.time() if now is None else as_timestamp(now, "now")
 
     query = embedder.query(store, message)  # 1. refuses a store from another model
-    touched = [(memory, memory.last_accessed) for memory in store]
+    recall_from = _recall_from(store, query, now, k, settings)  # the store, or its shortlist
+    touched = [(memory, memory.last_accessed) for memory in recall_from]
     try:
         recalled = retrieve(  # 2. the learner's retriever
-            store, query, now=now, k=k, weights=settings.weights, decay_rate=settings.decay_rate
+            recall_from,
+            query,
+            now=now,
+            k=k,
+            weights=settings.weights,
+            decay_rate=settings.decay_rate,
         )
         messages = _messages(message, recalled, now)  # 3. (everything checked above)
         from llm.gateway import complete  # 4. litellm is imported on the first call only
@@ -183,7 +193,11 @@ def chat_with_memory(
             )
             for role, text in turns
         ]
-        store.save()  # a store kept in a file writes the touches too; in memory: nothing to do
+        # a store kept in a file writes the touches too; in memory: nothing to do
+        if recall_from is store:
+            store.save()
+        else:
+            store.save(only=list(recall_from))  # the shortlist: all that retrieve could touch
     return ChatResult(
         reply=reply,
         recalled=recalled,
@@ -192,6 +206,17 @@ def chat_with_memory(
         replaced=[turn.replaced for turn in kept if turn.replaced is not None],
         skipped=skipped,
     )
+
+
+def _recall_from(store: MemoryStore, query, now: float, k: int, settings: Settings) -> MemoryStore:
+    """What retrieve reads: the store itself, or on PostgreSQL the SQL shortlist of it."""
+    from storage.postgres_store import PostgresMemoryStore
+
+    if not isinstance(store, PostgresMemoryStore):
+        return store
+    from scale.pg_retrieval import shortlist
+
+    return shortlist(store, query, now, k, weights=settings.weights, decay_rate=settings.decay_rate)
 
 
 def _turn_metadata(role: str, text: str) -> dict:

@@ -82,7 +82,14 @@ class Memory:
             )
         if name == "metadata" and not isinstance(value, dict):
             raise TypeError(f"metadata must be a dict, got {type(value).__name__}")
+        for ref in self.__dict__.get("_stores", ()):  # the stores holding it, told first:
+            store = ref()  # their journal keeps the old value, their save() writes the new
+            if store is not None:
+                store._changing(self)
         object.__setattr__(self, name, value)
+
+    def __getstate__(self) -> dict:  # a copy (copy, deepcopy, pickle) is in no store
+        return {name: value for name, value in self.__dict__.items() if name != "_stores"}
 
     def __post_init__(self) -> None:
         if self.embedding is None:
@@ -186,27 +193,31 @@ class MemoryStore(StoreBase):
                 f"memory {memory.id!r} has a {len(memory.embedding)}-dimensional embedding, "
                 f"but this store holds {self.dimension}-dimensional ones"
             )
-        if memory.superseded_by is not None and memory.superseded_by not in self._memories:
+        if memory.superseded_by is not None and memory.superseded_by not in self:
             raise ValueError(
                 f"memory {memory.id!r} says it is superseded by {memory.superseded_by!r}, "
                 "which is not in the store"
             )
-        problems = [] if self._in_transaction else feature_problems(self._memories, memory)
+        problems = [] if self._in_transaction else feature_problems(self._link_view(), memory)
         if problems:  # (inside a transaction, links are checked when it ends)
             raise ValueError(
                 f"{problems[0]}: add a consolidated fact or a replacing fact together with "
                 "its links, inside one `with store.transaction():`"
             )
+        self._note(memory)  # inside a transaction: undone if the block fails
         self.embedding_model, self.dimension = memory.embedding_model, len(memory.embedding)
         if self.user_id is not None:
             memory.user_id = self.user_id  # an unassigned ("default") memory is now this user's
         self._memories[memory.id] = memory
+        self._watch(memory)
         return memory
 
     def check_model(self, model: str | None, what: str = "the query") -> None:
         """Raise EmbeddingModelMismatch unless `model` is this store's; an empty store with
         no fixed model accepts any (its first memory decides)."""
-        if (self._memories or self.embedding_model is not None) and model != self.embedding_model:
+        if (self._has_memories() or self.embedding_model is not None) and (
+            model != self.embedding_model
+        ):
             mine, theirs = (
                 m or "hand-made vectors (no model)" for m in (self.embedding_model, model)
             )
@@ -231,9 +242,11 @@ class MemoryStore(StoreBase):
         """The memory named `memory_id`; KeyError naming it when there is none."""
         check_text(memory_id, "memory_id", "a memory's id, a non-empty string")
         try:
-            return self._memories[memory_id]
+            memory = self._memories[memory_id]
         except KeyError:
             raise UnknownMemory(f"no memory with id {memory_id!r} in the store") from None
+        self._note(memory)  # handed out inside a transaction: its metadata may change in place
+        return memory
 
     def supersede(self, old_id: str, new_id: str) -> None:
         """Mark `old_id` as replaced by `new_id`: both stay stored, retrieval skips old_id.
@@ -263,11 +276,16 @@ class MemoryStore(StoreBase):
                 f"memory {memory_id!r} replaced {', '.join(map(repr, citing))}; remove "
                 "those first, or keep it so their superseded_by link stays valid"
             )
+        memory = self._memories[memory_id]
+        self._note(memory)
+        if self._journal is not None and self._order_before is None:
+            self._order_before = list(self._memories)  # a failed block puts it back in place
+        self._unwatch(memory)
         return self._memories.pop(memory_id)
 
     def live(self) -> Iterator[Memory]:
         """Memories that have not been superseded, in the order they were added."""
-        return (m for m in self._memories.values() if m.superseded_by is None)
+        return (m for m in self if m.superseded_by is None)
 
     def next_id(self, prefix: str = "m") -> str:
         """The first unused id of the form prefix + number, counting from len + 1."""
@@ -276,6 +294,15 @@ class MemoryStore(StoreBase):
         while f"{prefix}{n}" in self._memories:
             n += 1
         return f"{prefix}{n}"
+
+    def _has_memories(self) -> bool:
+        return bool(self._memories)
+
+    def _put_back(self, memories: list[Memory]) -> None:
+        """After a failed transaction: memories it removed go back to their places."""
+        by_id = {**{m.id: m for m in memories}, **self._memories}
+        order = self._order_before or list(by_id)
+        self._memories = {i: by_id[i] for i in order if i in by_id}
 
     def __iter__(self) -> Iterator[Memory]:
         return iter(list(self._memories.values()))  # a snapshot: safe to add while looping

@@ -6,11 +6,12 @@
     python code/run.py chat         the terminal chat (same as python code/chat_with_memory.py)
     python code/run.py reembed      re-embed a store file with today's embedding model
     python code/run.py backup       a consistent copy of a store file
+    python code/run.py pg-user      a user's own PostgreSQL login, printed as its URL
 
 Anything after the command goes to it: `python code/run.py chat --user alice`,
 `python code/run.py mentor --help`. The commands live in their own modules
 (teaching/progress.py, teaching/mentor.py, evaluation/cli.py, llm/terminal_chat.py,
-commands/reembed.py, commands/backup.py);
+commands/reembed.py, commands/backup.py, commands/pg_user.py);
 this file only picks one, so that each stays importable without running anything.
 """
 
@@ -28,6 +29,7 @@ COMMANDS = {  # name -> (module whose main(argv) runs it, what it does)
     "chat": ("chat_with_memory", "the terminal chat with a memory-backed assistant"),
     "reembed": ("commands.reembed", "re-embed a store file with today's embedding model"),
     "backup": ("commands.backup", "a consistent copy of a store file"),
+    "pg-user": ("commands.pg_user", "a user's own PostgreSQL login, printed as its URL"),
 }
 
 

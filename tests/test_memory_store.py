@@ -175,12 +175,22 @@ def test_memory_rejects_an_invalid_assignment_after_construction(field, value, e
         setattr(m, field, value)
 
 
-def test_memory_stores_a_copy_of_the_embedding_as_a_tuple():
+def test_memory_stores_a_read_only_float32_copy_of_the_embedding():
     vector = [1.0, 0.0, 0.0]
     m = make(embedding=vector)
     vector[0] = 99.0  # the caller's list changes; the memory must not
-    assert isinstance(m.embedding, tuple)
-    assert m.embedding == pytest.approx((1.0, 0.0, 0.0))
+    assert m.embedding == pytest.approx((1.0, 0.0, 0.0)) and m.embedding == (1.0, 0.0, 0.0)
+    assert [type(x) for x in m.embedding] == [float] * 3  # iterated as Python floats
+    with pytest.raises(TypeError):
+        m.embedding[0] = 5.0  # type: ignore[index]
+
+
+def test_an_embedding_costs_four_bytes_a_value():
+    import sys
+
+    m = make(embedding=[0.5] * 384)
+    assert sys.getsizeof(m.embedding) < 4 * 384 + 200  # a tuple of floats: about 12 KB
+    assert sys.getsizeof(tuple(m.embedding)) > 3_000
 
 
 @pytest.mark.parametrize(("importance", "shown"), [(8, "8"), (8.0, "8"), (7.5, "7.5")])

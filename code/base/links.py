@@ -22,7 +22,7 @@ needs nothing else of code/. Deliberately left out: changing any memory (the sto
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 LinkRule = Callable[[dict[str, Any], Any], list[str]]  # (id -> memory, memory) -> problems
@@ -63,6 +63,33 @@ def link_problems(memories: dict[str, Any]) -> list[str]:
     for memory in memories.values():
         problems.extend(feature_problems(memories, memory))
     return problems
+
+
+def touched_link_problems(memories: Mapping[str, Any], memory_id: str) -> list[str]:
+    """The problems of one memory's links: dangling, a circle through it, its features' rules.
+
+    Reads only `memory_id`, the chain it starts and what its rules name, so a store can
+    check the memories a change touched without reading the others (`memories` may be a
+    view that looks each id up in a database).
+    """
+    memory = memories.get(memory_id)
+    if memory is None:
+        return []
+    if memory.superseded_by is not None and memory.superseded_by not in memories:
+        return [
+            f"memory {memory.id!r} is superseded by {memory.superseded_by!r}, which is not stored"
+        ]
+    path, current = [memory_id], memory.superseded_by
+    while current is not None:
+        if current in path:  # came back round: a -> b -> a
+            loop = [*path[path.index(current) :], current]
+            return ["superseded_by links go round in a circle: " + " -> ".join(loop)]
+        following = memories.get(current)
+        if following is None:
+            break  # dangling further on: that memory's own check names it
+        path.append(current)
+        current = following.superseded_by
+    return feature_problems(memories, memory)
 
 
 def link_order(links: dict[str, str], known: Iterable[str] = ()) -> list[tuple[str, str]]:

@@ -6,7 +6,7 @@ so `memory.last_accessed = datetime.now()` is converted to epoch seconds and
 
     memory_field("importance", 8.0)      -> 8          (shown as 8, not 8.0)
     memory_field("kind", "fact")         -> ValueError: kind must be one of ...
-    memory_field("embedding", [0.1, 1])  -> (0.10000000149011612, 1.0)   (float32)
+    memory_field("embedding", [0.1, 1])  -> Float32Vector([0.1, 1], 2 values)  (base/vectors.py)
 
 Fields not listed (metadata, which must be a dict) are checked by Memory itself.
 Deliberately left out: rules between fields or memories (memory_store.py, base/links.py)
@@ -25,6 +25,7 @@ from base.validation import (
     check_memory_text,
     check_text,
 )
+from base.vectors import Float32Vector
 
 
 def _optional_name(value: Any, name: str) -> str | None:
@@ -40,6 +41,14 @@ def _importance(value: Any, name: str) -> float:
     return int(value) if value.is_integer() else value  # shown as 8, not 8.0
 
 
+def _embedding(value: Any, name: str) -> Float32Vector | None:
+    if value is None or isinstance(
+        value, Float32Vector
+    ):  # a Float32Vector holds checked float32s already
+        return value
+    return Float32Vector(as_float32_vector(value, name))  # 4 bytes a value, iterated as floats
+
+
 _CHECKS = {  # field -> (value, name) -> the value as it is kept
     "id": lambda value, name: check_text(value, name),
     "text": lambda value, name: check_memory_text(value, name),
@@ -47,7 +56,7 @@ _CHECKS = {  # field -> (value, name) -> the value as it is kept
     "created_at": _optional_time,
     "last_accessed": _optional_time,
     "importance": _importance,
-    "embedding": lambda value, name: None if value is None else as_float32_vector(value, name),
+    "embedding": _embedding,
     "embedding_model": _optional_name,
     "superseded_by": _optional_name,
     "user_id": lambda value, name: check_text(value, name),

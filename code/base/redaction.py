@@ -11,7 +11,9 @@ the screen. `redact` replaces two kinds of secret:
     words or numbers);
   - strings shaped like common keys, set or not: sk-... (OpenAI, Anthropic), gsk_...
     (Groq), AKIA... (AWS), ghp_... (GitHub), hf_... (Hugging Face), xox.-... (Slack),
-    AIza... (Google), and the credential after "Bearer ".
+    AIza... (Google), and the credential after "Bearer ";
+  - the value of a field named as a secret (password: hunter2hunter2, "api_key": "...",
+    token=...) and the password of a URL (postgresql://user:[redacted]@host/db).
 
     redact("Incorrect API key provided: sk-proj-Abc123def456gh")
         -> 'Incorrect API key provided: [redacted key]'
@@ -44,6 +46,13 @@ KEY_SHAPES = re.compile(
     re.VERBOSE,
 )
 BEARER = re.compile(r"(\bBearer\s+)[A-Za-z0-9._~+/=\-]{8,}", re.IGNORECASE)
+# a field that says it holds a secret: password: hunter2, "api_key": "...", token=...
+SECRET_FIELD = re.compile(
+    r"""(\b(?:password|passwd|pwd|passphrase|secret|api[_-]?key|access[_-]?token|auth[_-]?token)
+         ["']?\s*[:=]\s*["']?)[^\s"',;]{4,}""",
+    re.IGNORECASE | re.VERBOSE,
+)
+URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.\-]*://[^\s:/@]+:)[^\s@/]+(@)", re.IGNORECASE)
 
 
 def secret_values(environ: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -59,25 +68,50 @@ def secret_values(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     return found
 
 
+class Redactor:
+    """redact with the environment's secrets read once: what a store applies to every row.
+
+    clean = redactor();  clean("password: hunter2hunter2") -> 'password: [redacted]'
+    """
+
+    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+        # longest first, so that a value containing another is replaced whole
+        self._values = sorted(secret_values(environ).items(), key=lambda item: -len(item[0]))
+
+    def __call__(self, text: str) -> str:
+        if not isinstance(text, str):
+            raise TypeError(f"redact expects a string, got {type(text).__name__}")
+        for value, name in self._values:
+            if value in text:
+                text = text.replace(value, f"[redacted {name}]")
+        text = KEY_SHAPES.sub("[redacted key]", text)
+        text = BEARER.sub(r"\1[redacted]", text)
+        text = SECRET_FIELD.sub(r"\1[redacted]", text)
+        return URL_PASSWORD.sub(r"\1[redacted]\2", text)
+
+    def data(self, value):
+        """`value` (JSON-like data: str, list, dict, numbers) with every string redacted."""
+        if isinstance(value, str):
+            return self(value)
+        if isinstance(value, list):
+            return [self.data(item) for item in value]
+        if isinstance(value, tuple):
+            return tuple(self.data(item) for item in value)
+        if isinstance(value, dict):
+            return {key: self.data(item) for key, item in value.items()}
+        return value
+
+
+def redactor(environ: Mapping[str, str] | None = None) -> Redactor:
+    """A Redactor of the secrets in `environ` (default: os.environ) as they are now."""
+    return Redactor(environ)
+
+
 def redact(text: str, environ: Mapping[str, str] | None = None) -> str:
     """`text` with every secret replaced by "[redacted NAME]" or "[redacted key]"."""
-    if not isinstance(text, str):
-        raise TypeError(f"redact expects a string, got {type(text).__name__}")
-    # longest first, so that a value containing another is replaced whole
-    for value, name in sorted(secret_values(environ).items(), key=lambda item: -len(item[0])):
-        text = text.replace(value, f"[redacted {name}]")
-    text = KEY_SHAPES.sub("[redacted key]", text)
-    return BEARER.sub(r"\1[redacted]", text)
+    return Redactor(environ)(text)
 
 
 def redact_data(value, environ: Mapping[str, str] | None = None):
     """`value` (JSON-like data: str, list, dict, numbers) with every string redacted."""
-    if isinstance(value, str):
-        return redact(value, environ)
-    if isinstance(value, list):
-        return [redact_data(item, environ) for item in value]
-    if isinstance(value, tuple):
-        return tuple(redact_data(item, environ) for item in value)
-    if isinstance(value, dict):
-        return {key: redact_data(item, environ) for key, item in value.items()}
-    return value
+    return Redactor(environ).data(value)

@@ -9,14 +9,21 @@ transaction() groups changes so that they all happen or none does:
 
 If the block raises, the store is put back as it was: memories added are gone, memories
 removed are back, and every field changed in place has its old value. A transaction
-inside another joins it. Before the block ends, the links between memories are checked
-(base/links.py), so a block that would break one is rolled back too.
+inside another joins it. Before the block ends, the links of the memories it touched are
+checked (base/links.py), so a block that would break one is rolled back too.
+
+What a block costs is what it touches, never a copy of the store: a journal keeps each
+memory the block changes (added, removed, linked, handed out by get(), or assigned a field:
+a memory tells the stores holding it before a field changes, `_changing`) as it was, once,
+and only those are put back or link-checked. A dict changed in place (metadata["x"] = 1)
+is put back only for memories the block handed out or changed through the store.
 
 Hooks: `_write_block()` wraps the block in one write of the storage (a file's or a
-database's transaction; nothing in memory), `_state()`/`_restore()` say what must be put
-back, `reread(id)` reads a memory as the storage holds it now, `save()` writes changes
-made in place. extend() adds a batch as one transaction, linking each memory to one later
-in the batch; check_one_user() guards what works on one user's memories.
+database's transaction; nothing in memory), `_kept()`/`_restore_kept()` what else a store
+keeps per memory, `_link_view()` the memories the link rules read, `reread(id)` reads a
+memory as the storage holds it now, `save()` writes changes made in place. extend() adds
+a batch as one transaction, linking each memory to one later in the batch;
+check_one_user() guards what works on one user's memories.
 
 Memories are read by their attributes only, so this module needs nothing else of code/.
 Deliberately left out: the rules of one memory and one add (memory_store.py).
@@ -24,11 +31,12 @@ Deliberately left out: the rules of one memory and one add (memory_store.py).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import weakref
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
-from base.links import link_order, link_problems
+from base.links import link_order, touched_link_problems
 from base.validation import check_text
 
 
@@ -41,6 +49,8 @@ class StoreBase:
     embedding_model: str | None
     dimension: int | None
     _in_transaction = False
+    _journal: dict | None = None  # in a transaction: id(memory) -> (memory, fields, held, kept)
+    _order_before: list | None = None  # in a transaction: the ids before its first remove
 
     def extend(self, memories: Iterable[Any]) -> list[Any]:
         """Add several memories in order, all or none; one may be superseded by a later one.
@@ -58,7 +68,8 @@ class StoreBase:
                 raise TypeError(f"extend expects {name} objects, got {type(memory).__name__}")
         given = {m.id: m for m in batch}
         links = {i: m.superseded_by for i, m in given.items() if m.superseded_by is not None}
-        order = link_order(links, known=given.keys() | self._memories.keys())  # may raise
+        stored = {new for new in links.values() if new not in given and new in self}
+        order = link_order(links, known=given.keys() | stored)  # may raise
         try:
             with self.transaction():  # every memory and every link, or none of them
                 for memory in batch:
@@ -101,17 +112,19 @@ class StoreBase:
         if self._in_transaction:
             yield self  # nested: the outer transaction decides
             return
-        kept = self._state()
+        kept = self.embedding_model, self.dimension
+        self._journal, self._order_before = {}, None  # what this block touches, as it was
         self._in_transaction = True
         try:
             with self._write_block():
                 yield self
                 self._check_commit()  # inside the write: a refusal rolls it back too
         except BaseException:
-            self._restore(kept)
+            self._roll_back(kept)
             raise
         finally:
             self._in_transaction = False
+            self._journal, self._order_before = None, None
 
     def save(self) -> int:
         """Write what changed in place to wherever the store keeps its memories.
@@ -132,12 +145,28 @@ class StoreBase:
         return self._memories.get(memory_id)
 
     def _check_commit(self) -> None:
-        """What transaction() checks before the block is written: the links between memories."""
-        self._check_links("this transaction")
+        """What transaction() checks before the block is written: the links it touched."""
+        self._check_links(self._touched(), "this transaction")
 
-    def _check_links(self, what: str) -> None:
-        """Raise ValueError if the links between memories break a rule of base/links.py."""
-        problems = link_problems(self._memories)
+    def _touched(self) -> list[tuple[Any, str | None]]:
+        """(memory, its link before the block) for every memory the block touched."""
+        return [(m, fields.get("superseded_by")) for m, fields, *_ in self._journal.values()]
+
+    def _check_links(self, touched: Iterable[tuple[Any, str | None]], what: str) -> None:
+        """Raise ValueError if a change to `touched` memories breaks a rule of base/links.py.
+
+        touched: (memory, the memory it was superseded by before the change). Only these
+        memories, what they link to and what they linked to are read: a new cycle or a
+        dangling link passes through a changed link, and a feature's rule (an evidence
+        list, a replaced fact) is read from the memory its links point at.
+        """
+        memories = self._link_view()
+        ids = set()
+        for memory, before in touched:
+            ids.update(i for i in (memory.id, memory.superseded_by, before) if i is not None)
+        problems = []
+        for memory_id in sorted(ids):
+            problems.extend(touched_link_problems(memories, memory_id))
         if problems:
             shown = "; ".join(problems[:3]) + ("; ..." if len(problems) > 3 else "")
             raise ValueError(
@@ -151,15 +180,57 @@ class StoreBase:
         """Where a store kept elsewhere begins and commits one write; nothing here."""
         yield
 
-    def _state(self) -> tuple:
-        """Everything transaction() must be able to put back."""
-        fields = {
-            m.id: {**m.__dict__, "metadata": dict(m.metadata)} for m in self._memories.values()
-        }
-        return dict(self._memories), fields, self.embedding_model, self.dimension
+    # --- the journal: what a transaction touched, as it was (never a copy of the store) ---
 
-    def _restore(self, state: tuple) -> None:
-        memories, fields, self.embedding_model, self.dimension = state
-        for memory_id, memory in memories.items():
-            memory.__dict__.update(fields[memory_id])  # subtle: bypasses validation on purpose
-        self._memories = memories
+    def _link_view(self) -> Mapping[str, Any]:
+        """id -> memory, for the link rules: here the memories themselves."""
+        return self._memories
+
+    def _watch(self, memory: Any) -> None:
+        """From now on `memory` tells this store before a field of it changes (_changing)."""
+        refs = memory.__dict__.get("_stores", ())
+        if not any(ref() is self for ref in refs):
+            object.__setattr__(memory, "_stores", (*refs, weakref.ref(self)))
+
+    def _unwatch(self, memory: Any) -> None:
+        refs = tuple(ref for ref in memory.__dict__.get("_stores", ()) if ref() not in (self, None))
+        object.__setattr__(memory, "_stores", refs)
+
+    def _changing(self, memory: Any) -> None:
+        """A field of `memory`, held by this store, is about to be assigned."""
+        self._note(memory)
+
+    def _note(self, memory: Any) -> None:
+        """Inside a transaction: keep `memory` as it is now, once, to put back on failure."""
+        journal = self._journal
+        if journal is not None and id(memory) not in journal:
+            fields = {**memory.__dict__, "metadata": dict(memory.metadata)}
+            journal[id(memory)] = (memory, fields, self._holds(memory), self._kept(memory))
+
+    def _holds(self, memory: Any) -> bool:
+        return self._memories.get(memory.id) is memory
+
+    def _kept(self, memory: Any) -> Any:
+        """What else a store keeps about `memory` that a failed block must put back."""
+        return None
+
+    def _roll_back(self, kept: tuple) -> None:
+        """A failed block: every memory it touched as it was, the added gone, the removed back."""
+        self.embedding_model, self.dimension = kept
+        back = []
+        for memory, fields, held, extra in self._journal.values():
+            memory.__dict__.update(fields)  # subtle: bypasses validation (and watchers) on purpose
+            if held and not self._holds(memory):
+                back.append(memory)
+            elif not held and self._holds(memory):
+                del self._memories[memory.id]
+            self._restore_kept(memory, held, extra)
+        if back:
+            self._put_back(back)
+
+    def _restore_kept(self, memory: Any, held: bool, extra: Any) -> None:
+        """Put back what _kept returned (nothing here)."""
+
+    def _put_back(self, memories: list[Any]) -> None:
+        for memory in memories:
+            self._memories[memory.id] = memory

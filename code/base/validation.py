@@ -21,6 +21,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from base.vectors import Float32Vector
+
 # What the signatures say, and what each helper returns:
 Timestamp = float | datetime  # epoch seconds, or a datetime converted to them
 Vector = Sequence[float]  # a list, tuple or 1-D numpy array of finite floats
@@ -104,6 +106,8 @@ def as_vector(values: Any, name: str = "embedding") -> tuple[float, ...]:
     Lists, tuples and 1-D numpy arrays are all accepted. A zero vector is allowed
     (relevance_score defines its similarity as 0.0); an empty one or a NaN is not.
     """
+    if isinstance(values, Float32Vector):
+        return values.as_tuple()  # a memory's embedding: checked when it was made
     if (
         isinstance(values, (tuple, list))
         and values

@@ -4,7 +4,8 @@
     python code/chat_with_memory.py --db :memory:         # gone when you quit
 
 It keeps the memories in a SQLite file (MEMORY_LAB_DB, default memory_lab.sqlite3 at the
-repository root), one user at a time, and adds a few commands (/memories, /users,
+repository root), or in PostgreSQL when MEMORY_LAB_DATABASE_URL is set (and --db is not
+given), one user at a time, and adds a few commands (/memories, /users,
 /export, /help, /quit). The turn itself, embed, retrieve, inject, answer and write back,
 is not here: chat_with_memory.py passes its chat_with_memory in as `chat_turn`, so this
 loop stands below the course's module and never imports it.
@@ -27,6 +28,8 @@ from base.redaction import redact
 from config import IN_MEMORY, Settings, load_settings
 from llm.memory_block import format_age
 from memory_store import EmbeddingModelMismatch, MemoryStore
+from storage.postgres_database import PostgresStoreError
+from storage.postgres_store import PostgresMemoryStore
 from storage.sqlite_store import PersistentMemoryStore, StoreFileError, export_jsonl, list_users
 
 ChatTurn = Callable[..., Any]  # (message, store, settings=...) -> a result with .reply
@@ -92,7 +95,7 @@ def main(argv: list[str] | None = None, input_fn=input, output=None, *, chat_tur
         print(text, file=output, flush=True)
 
     try:
-        store = open_chat_store(settings)
+        store = open_chat_store(settings, use_database=args.db is None)  # --db: a file
     except EmbeddingModelMismatch as exc:
         say(f"error: {redact(str(exc))}")
         say(
@@ -100,13 +103,13 @@ def main(argv: list[str] | None = None, input_fn=input, output=None, *, chat_tur
             f"--user {settings.user_id} --db {settings.db_path}"
         )
         return 1
-    except (StoreFileError, OSError, sqlite3.Error) as exc:
+    except (StoreFileError, PostgresStoreError, OSError, sqlite3.Error) as exc:
         say(f"error: {redact(str(exc))}")
         return 1
     say(f"Memory Lab chat: model {settings.chat_model}, embeddings {settings.embed_model}")
-    if isinstance(store, PersistentMemoryStore):
+    if isinstance(store, (PersistentMemoryStore, PostgresMemoryStore)):
         say(
-            f"Memories of user {store.user_id!r} are kept in {store.path} "
+            f"Memories of user {store.user_id!r} are kept in {_kept_in(store)} "
             f"({len(store)} so far). /help for commands."
         )
     else:
@@ -115,11 +118,13 @@ def main(argv: list[str] | None = None, input_fn=input, output=None, *, chat_tur
         _keep_undecodable_lines_apart(input_fn)
         written = _chat_loop(store, settings, input_fn, say, chat_turn)
     finally:
-        if isinstance(store, PersistentMemoryStore):
+        if isinstance(store, (PersistentMemoryStore, PostgresMemoryStore)):
             store.close()
     stored = "1 memory was" if written == 1 else f"{written} memories were"
     total = (
-        f" {len(store)} in all in {store.path}." if isinstance(store, PersistentMemoryStore) else ""
+        f" {len(store)} in all in {_kept_in(store)}."
+        if isinstance(store, (PersistentMemoryStore, PostgresMemoryStore))
+        else ""
     )
     say(f"Goodbye. {stored} stored in this session.{total}")
     return 0
@@ -147,8 +152,17 @@ def _is_text(value: str) -> bool:
     return True
 
 
-def open_chat_store(settings: Settings) -> MemoryStore:
-    """settings.user_id's store in settings.db_path, or an in-process store if that is None."""
+def _kept_in(store) -> str:
+    return str(store.path) if isinstance(store, PersistentMemoryStore) else store.url
+
+
+def open_chat_store(settings: Settings, use_database: bool = True) -> MemoryStore:
+    """settings.user_id's store: in PostgreSQL when settings.database_url is set (and
+    use_database), else in settings.db_path, or in this process if that is None."""
+    if use_database and settings.database_url is not None:
+        return PostgresMemoryStore(
+            settings.database_url, user_id=settings.user_id, embedding_model=settings.embed_model
+        )
     if settings.db_path is None:
         return MemoryStore()
     return PersistentMemoryStore(
@@ -189,7 +203,9 @@ def _chat_loop(store: MemoryStore, settings: Settings, input_fn, say, chat_turn:
             if not len(store):
                 say("  (nothing stored yet)")
         elif line == "/users":
-            if isinstance(store, PersistentMemoryStore):
+            if isinstance(store, PostgresMemoryStore):
+                say(f"  {store.user_id} (a database login sees its own user only)")
+            elif isinstance(store, PersistentMemoryStore):
                 say("  " + (", ".join(list_users(store.path)) or "(nobody has memories yet)"))
             else:
                 say("  (memories live in this process only: there is no store file)")

@@ -2,6 +2,7 @@
 
     rows = sql_rank(store, query, now, k=3)     # == rank_memories(store, query, now)[:3]
     retrieve_sql(store, query, now, k=3)        # == retrieve(store, query, now, k=3)
+    recall(store, query, now, k=3)              # the learner's retrieve, on that shortlist
 
 The database scores every live memory of the store's user in one statement,
 
@@ -16,14 +17,23 @@ every memory within twice that of the k-th best SQL score is fetched (usually k 
 more), and those are rescored by the learner's own functions (scoring.py) and sorted as
 rank_memories sorts: score, then store order. So the result is the learner's, ties included.
 
+recall() is what a chat turn on PostgreSQL runs: SQL ranks, the learner decides. The
+memories whose SQL score lies within the bound of the k-th (the same shortlist) are
+handed, in store order, to the learner's own `retrieve` as a small in-memory store
+(Shortlist: the store's own Memory objects, so retrieve's refreshes are the store's),
+and what it returns is saved. Since the shortlist holds every memory that can be in the
+exact top k, and keeps the store's order for ties, any correct retrieve returns on it
+exactly what it returns on the whole store.
+
 candidates_then_rerank() is the course's production path: an HNSW index finds the
 `candidates` nearest memories by similarity alone (`ORDER BY embedding <=> q LIMIT 40`),
 and only those are scored exactly. It is fast at any size, but approximate twice over:
 HNSW may miss a near neighbour, and a recent, important memory that is not among the
 nearest by similarity is never scored. benchmarks/bench_postgres.py measures its recall.
 
-Deliberately left out: keeping the store in step with other processes (the store
-raises when the database holds memories it has not loaded), and kind filters.
+Deliberately left out: kind filters (retrieve_by_kind's half-lives are not in the SQL
+score), and embedding the query (a model that reads the whole store to embed a query,
+as the hybrid does, costs a full scan before any of this runs).
 """
 
 from __future__ import annotations
@@ -33,15 +43,14 @@ import math
 from base.defaults import DECAY_RATE, TOP_K, WEIGHTS
 from base.units import SECONDS_PER_HOUR
 from base.validation import as_timestamp, check_decay_rate, check_int, check_k, check_weights
-from memory_store import Memory
+from memory_store import Memory, MemoryStore
 from retriever import ScoredMemory
 from scoring import importance_score, recency_score, relevance_score, retrieval_score
-from storage.postgres_database import SCHEMA, bare_connection
+from storage.postgres_database import SCHEMA, TRUSTED_NORM, bare_connection
 from storage.postgres_store import PostgresMemoryStore
 
 FLOAT32_UNIT = 2.0**-24  # relative rounding error of one float32 operation
 FLOAT64_UNIT = 2.0**-53
-TRUSTED_NORM = (1e-15, 1e15)  # vector lengths whose float32 squares neither under- nor overflow
 CANDIDATES = 40  # the course's shortlist for candidate-then-rerank
 HNSW_EF_SEARCH = 100  # how wide the index searches (>= CANDIDATES)
 SCORED_FIELDS = ("last_accessed", "importance", "embedding", "superseded_by")  # what SQL reads
@@ -53,11 +62,11 @@ SELECT id, seq,
      + %(w_rec)s * (CASE WHEN hours * ln(%(decay)s) < -700 THEN 0
                          ELSE power(%(decay)s, hours) END)
      + %(w_imp)s * (importance / 10) AS score,
-       vector_norm(embedding) NOT BETWEEN %(lo)s AND %(hi)s AS untrusted
-FROM (SELECT id, seq, embedding, importance,
+       NOT norm_trusted AS untrusted
+FROM (SELECT id, seq, embedding, importance, norm_trusted,
              greatest(0, (%(now)s - last_accessed) / {SECONDS_PER_HOUR}) AS hours
       FROM {SCHEMA}.memories
-      WHERE user_id = current_setting('memorylab.user_id') AND superseded_by IS NULL) AS live
+      WHERE user_id = (SELECT {SCHEMA}.session_user_id()) AND superseded_by IS NULL) AS live
 """
 # Every memory whose SQL score may put it in the exact top k (see error_bound).
 WITHIN_BOUND_SQL = f"""
@@ -66,6 +75,18 @@ kth AS (SELECT score FROM s ORDER BY score DESC LIMIT 1 OFFSET %(k)s - 1)
 SELECT id, seq FROM s
 WHERE untrusted OR score >= coalesce((SELECT score FROM kth), '-Infinity') - 2 * %(bound)s
 """
+# The usual case in one top-N sort: the best %(n)s rows by SQL score, and every memory whose
+# vector is too short or too long for float32 (a partial index finds them at once). When
+# the n-th score is already below the k-th minus twice the bound, these are all the
+# memories WITHIN_BOUND_SQL would return; otherwise (many near ties) that query runs.
+TOP_SQL = f"""
+(SELECT id, seq, score, untrusted FROM ({SCORE_SQL}) AS scored ORDER BY score DESC LIMIT %(n)s)
+UNION ALL
+SELECT id, seq, NULL, true FROM {SCHEMA}.memories
+WHERE user_id = (SELECT {SCHEMA}.session_user_id()) AND superseded_by IS NULL
+  AND NOT norm_trusted
+"""
+PADDING = 16  # rows beyond k that TOP_SQL fetches: near ties past that fall back
 
 
 def error_bound(dimension: int, weights) -> float:
@@ -104,14 +125,83 @@ def sql_rank(
     """The top k rows of rank_memories(store, ...), found in SQL. Changes nothing."""
     k = check_k(k)
     params = _params(store, query_embedding, now, weights, decay_rate)
+    return _rescore(store, _within_bound(store, params, k), params)[:k]
+
+
+class Shortlist(MemoryStore):
+    """Some memories of one store, in that store's order: what the learner's retrieve reads.
+
+    The Memory objects are the store's own, so a refresh of last_accessed is the store's;
+    nothing is copied and no link rule runs (the memories are live, their links stored).
+    """
+
+    def __init__(self, store, memories: list[Memory]) -> None:
+        super().__init__(store.embedding_model, user_id=store.user_id)
+        self.dimension = store.dimension
+        self._memories = {memory.id: memory for memory in memories}
+
+
+def shortlist_ids(
+    store: PostgresMemoryStore,
+    query_embedding,
+    now,
+    k: int = TOP_K,
+    weights=WEIGHTS,
+    decay_rate=DECAY_RATE,
+) -> list[str]:
+    """The ids, in store order, of every live memory that may be in the exact top k."""
+    k = check_k(k)
+    params = _params(store, query_embedding, now, weights, decay_rate)
+    return _within_bound(store, params, k)
+
+
+def _within_bound(store, params, k) -> list[str]:
     params["k"] = k
     params["bound"] = error_bound(store.dimension or 1, params["weights"])
-    if math.isfinite(params["bound"]) and _norm_trusted(params["query"]):
-        rows = store.select(WITHIN_BOUND_SQL, params)  # (id, seq): seq is the store's order
-        ids = [memory_id for memory_id, _ in sorted(rows, key=lambda row: row[1])]
-    else:  # a query too short or too long for float32: score every memory exactly
-        ids = [m.id for m in store.live()]
-    return _rescore(store, ids, params)[:k]
+    if not (math.isfinite(params["bound"]) and _norm_trusted(params["query"])):
+        return [m.id for m in store.live()]  # a query too short or too long for float32
+    params["n"] = n = k + PADDING
+    rows = store.select(TOP_SQL, params)  # (id, seq, score, untrusted); seq: the store's order
+    top = [row for row in rows if row[2] is not None]
+    if len(top) == n and top[k - 1][2] - 2 * params["bound"] <= top[-1][2]:
+        rows = store.select(WITHIN_BOUND_SQL, params)  # the n-th may still be in: ask all
+        return [memory_id for memory_id, _ in sorted(rows, key=lambda row: row[1])]
+    if len(top) >= k:  # every row from the n-th on is below the k-th minus twice the bound
+        threshold = top[k - 1][2] - 2 * params["bound"]
+        rows = [row for row in rows if row[3] or row[2] is None or row[2] >= threshold]
+    chosen = {memory_id: seq for memory_id, seq, _, _ in rows}  # an untrusted row twice: once
+    return sorted(chosen, key=chosen.get)
+
+
+def shortlist(store, query_embedding, now, k: int = TOP_K, weights=WEIGHTS,
+              decay_rate=DECAY_RATE) -> Shortlist:  # fmt: skip
+    """A Shortlist of the memories that may be in the exact top k: retrieve's input."""
+    ids = shortlist_ids(store, query_embedding, now, k, weights, decay_rate)
+    return Shortlist(store, [store.get(memory_id) for memory_id in ids])
+
+
+def recall(store, query_embedding, now, k: int = TOP_K, weights=WEIGHTS,
+           decay_rate=DECAY_RATE, retrieve=None) -> list[Memory]:  # fmt: skip
+    """`retrieve` (default: the learner's, retriever.retrieve) on the SQL shortlist; saved.
+
+    Returns what retrieve(store, ...) would return over the whole store, with the same
+    memories refreshed, and writes their last_accessed to the database.
+    """
+    if retrieve is None:
+        from retriever import retrieve
+    candidates = shortlist(store, query_embedding, now, k, weights, decay_rate)
+    before = [(memory, memory.last_accessed) for memory in candidates]
+    try:
+        recalled = retrieve(candidates, query_embedding, now=now, k=k, weights=weights,
+                            decay_rate=decay_rate)  # fmt: skip
+        store.save(only=list(candidates))  # what retrieve refreshed: the shortlist, no scan
+    except BaseException:
+        # subtle: a recall that failed (say, the connection was lost while saving) recalls
+        # nothing; a retry must rank the memories as they were, not as half-refreshed
+        for memory, last_accessed in before:
+            memory.last_accessed = last_accessed
+        raise
+    return recalled
 
 
 def retrieve_sql(store, query_embedding, now, k: int = TOP_K, weights=WEIGHTS,
@@ -146,7 +236,7 @@ def candidates_then_rerank(
     params["c"] = candidates
     rows = store.select(
         f"SELECT id, seq FROM {SCHEMA}.memories "
-        "WHERE user_id = current_setting('memorylab.user_id') AND superseded_by IS NULL "
+        f"WHERE user_id = (SELECT {SCHEMA}.session_user_id()) AND superseded_by IS NULL "
         f"AND vector_dims(embedding) = {d} "
         f"ORDER BY embedding::vector({d}) <=> %(q)s::vector({d}) LIMIT %(c)s",
         params,
@@ -213,12 +303,6 @@ def _norm_trusted(query) -> bool:
 def _rescore(store, ids, params) -> list[ScoredMemory]:
     """Exact scores for `ids` (in store order) by the learner's functions, sorted as
     rank_memories sorts: score, then store order (the sort is stable)."""
-    missing = [memory_id for memory_id in ids if memory_id not in store]
-    if missing:
-        raise ValueError(
-            f"the database holds memories this store has not loaded ({missing[0]!r}, added "
-            "by another process?): reopen the store to rank them too"
-        )
     query, now, weights, decay = params["query"], params["now"], params["weights"], params["decay"]
     scored = []
     for memory_id in ids:

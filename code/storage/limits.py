@@ -76,6 +76,12 @@ def check_row(memory_id: str, fields: dict) -> None:
         )
 
 
+def shown(value) -> str:
+    """Any value as a message shows it: its repr, cut to 40 characters."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _shown(value: str) -> str:
     """The value quoted, cut to its first 24 characters: a message never holds a megabyte."""
     return repr(value if len(value) <= 24 else value[:24] + "...")

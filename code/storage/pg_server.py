@@ -34,6 +34,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 SERVER_USER = "memorylab-pg"  # the unprivileged system user that runs the server as root
@@ -41,6 +42,7 @@ ADMIN_ROLE = "memorylab_admin"  # the cluster's superuser: owns the schema, inst
 DATABASE = "memorylab"
 PORT = 5432  # names the socket file (.s.PGSQL.5432); a TCP port only with listen=...
 START_TIMEOUT = 60  # seconds pg_ctl waits for the server to accept connections
+ANSWER_TIMEOUT = 3  # seconds running() waits for the server to answer
 
 
 class ServerError(RuntimeError):
@@ -90,6 +92,10 @@ class PostgresServer:
         """Start the server (creating the cluster the first time); returns the admin URL."""
         if self.running():
             return self.admin_url()
+        if (self.data / "postmaster.pid").exists():
+            self._wait_until_gone()  # a killed server's processes are still exiting
+            if self.running():
+                return self.admin_url()
         self.directory.mkdir(parents=True, exist_ok=True)
         if not (self.data / "PG_VERSION").exists():
             self._initdb()
@@ -97,7 +103,7 @@ class PostgresServer:
         log = self.directory / "server.log"
         start = ["pg_ctl", "start", "-w", "-t", str(START_TIMEOUT), "-D", str(self.data)]
         result = self._run([*start, "-l", str(log), "-o", options])
-        if result.returncode != 0:
+        if result.returncode != 0 or not self._answers():
             raise ServerError(
                 f"PostgreSQL did not start in {self.directory}: {_last_line(log, result)}"
             )
@@ -106,16 +112,42 @@ class PostgresServer:
 
     def stop(self) -> None:
         """Stop the server if it runs (fast shutdown: open transactions roll back)."""
-        if not self.running():
+        if not (self.data / "postmaster.pid").exists():
+            return
+        if self._run(["pg_ctl", "status", "-D", str(self.data)]).returncode != 0:
             return
         result = self._run(["pg_ctl", "stop", "-w", "-m", "fast", "-D", str(self.data)])
         if result.returncode != 0:
             raise ServerError(f"PostgreSQL in {self.directory} did not stop: {_tail(result)}")
 
     def running(self) -> bool:
-        if not (self.data / "postmaster.pid").exists():
+        """True only when the server answers a query (not merely while its pid file says so).
+
+        subtle: a postmaster killed with SIGKILL stays a zombie, and `pg_ctl status` keeps
+        saying "running", until its parent reaps it (about 2 s here); only an answer counts.
+        """
+        if not (self.data / "postmaster.pid").exists() or not self._credentials.exists():
             return False
-        return self._run(["pg_ctl", "status", "-D", str(self.data)]).returncode == 0
+        return self._answers()
+
+    def _answers(self) -> bool:
+        import psycopg
+
+        try:
+            with psycopg.connect(self.admin_url("postgres"), connect_timeout=ANSWER_TIMEOUT) as db:
+                db.execute("SELECT 1").fetchone()
+        except psycopg.Error:
+            return False
+        return True
+
+    def _wait_until_gone(self) -> None:
+        """A server that no longer answers but whose pid file remains: wait for it to go."""
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            status = self._run(["pg_ctl", "status", "-D", str(self.data)]).returncode
+            if status != 0 or self._answers():
+                return  # gone (pg_ctl start cleans up after it), or answering again
+            time.sleep(0.1)
 
     def __enter__(self) -> PostgresServer:
         self.start()
@@ -146,6 +178,23 @@ class PostgresServer:
         if install:
             install_schema(self.admin_url(database), lab_password=saved["lab"])
         return self.url(LAB_ROLE, saved["lab"], database)
+
+    def user_url(self, user_id: str, database: str = DATABASE, **limits) -> str:
+        """The URL of `user_id`'s own login role (created, with the schema, on first use).
+
+        Its password is kept in credentials.json, so the same user gets the same URL;
+        limits (connection_limit, statement_timeout, ...) as for create_user.
+        """
+        from storage.postgres_database import create_user
+
+        self.lab_url(database)  # the schema, installed once
+        saved = self._secrets()
+        passwords = saved.setdefault("users", {})
+        key = f"{database}/{user_id}"
+        if key not in passwords:
+            passwords[key] = secrets.token_urlsafe(24)
+            self._write_secrets(saved)
+        return create_user(self.admin_url(database), user_id, passwords[key], **limits)
 
     def create_database(self, name: str) -> None:
         """An empty database (no extension, no schema) on this server; idempotent."""

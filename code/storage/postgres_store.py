@@ -11,14 +11,15 @@ roles, policies, connecting) is storage/postgres_database.py. Vectors
 are pgvector `vector` (float32, what a memory's embedding already is), so reopening gives
 back exactly what the store held.
 
-Isolation is enforced by the database, not only by this code's WHERE clauses:
-  - install_schema(admin_url) makes the tables as a NOLOGIN owner role, turns on row-level
-    security, and creates the lab's login role LAB_ROLE, which owns nothing, is not a
-    superuser and has no BYPASSRLS (any of those skips row-level security);
-  - every transaction begins with set_config('memorylab.user_id', <user>, true), a setting
-    that lasts until the transaction ends, and the policies show and accept only rows of
-    that user; so even `SELECT * FROM memorylab.memories` sees one user's rows;
-  - a store refuses to open through a role that would bypass the policies.
+Isolation is enforced by the database, not only by this code's WHERE clauses
+(storage/postgres_database.py, docs/postgres.md's trust table):
+  - each user has a login role of its own (create_user, `python code/run.py pg-user`);
+    the policies show and accept only the rows of the user mapped to `session_user`, and
+    the role's grants let it lock, truncate or alter nothing that others use (deletes go
+    through the function forget(), see _delete);
+  - the shared role LAB_ROLE instead shows the rows of the setting memorylab.user_id,
+    which _begin sets at every transaction: one trusted app, guarded against its own bugs;
+  - a store refuses a role that would bypass the policies, and another user's role.
 Links are kept by the database too: superseded_by is a foreign key within one user's rows,
 checked when a transaction commits.
 
@@ -33,6 +34,7 @@ reopening, schema migrations (a schema of another version is refused), and vecto
 
 from __future__ import annotations
 
+from base.vectors import Float32Vector
 from memory_store import Memory
 from storage.postgres_database import (
     USER_SETTING,
@@ -60,6 +62,8 @@ class PostgresMemoryStore(DatabaseStore):
 
     placeholder = "%s"
     row_lock = " FOR UPDATE"  # the rows a change checks stay as read until it commits
+    same = " IS NOT DISTINCT FROM "  # null-safe equality, for compare-and-set
+    version = "xmin::text"  # the transaction that last wrote the row: changes with it
     columns = ("user_id", "id", *FIELDS)  # seq is the database's own (bigserial)
     refusal = PostgresStoreError
 
@@ -101,7 +105,7 @@ class PostgresMemoryStore(DatabaseStore):
         return self.url
 
     def _load(self, embedding_model: str | None) -> None:
-        check_database(self._db, self.url)  # first: a role that would bypass the policies
+        check_database(self._db, self.url, self.user_id)  # first: a role that bypasses them
         super()._load(embedding_model)
 
     def _begin(self, read_only: bool) -> None:
@@ -110,9 +114,12 @@ class PostgresMemoryStore(DatabaseStore):
         self._run("SELECT set_config(?, ?, true)", (USER_SETTING, self.user_id))
 
     def _transaction_open(self) -> bool:
-        import psycopg
+        return self._db.in_transaction()  # False once the connection broke: nothing to undo
 
-        return self._db.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+    def _delete(self, memory_id: str) -> int:
+        # subtle: a user's role has no DELETE grant (it would let it LOCK the table in any
+        # mode, see postgres_database._grant); forget() deletes one row of its own user
+        return self._run("SELECT memorylab.forget(?)", (memory_id,)).fetchone()[0]
 
     def _error(self, error: BaseException, read_only: bool) -> Exception | None:
         import psycopg
@@ -122,6 +129,8 @@ class PostgresMemoryStore(DatabaseStore):
                 f"a superseded_by link of user {self.user_id!r} would name a memory that is not "
                 f"stored in {self.url} (removed by another process?); nothing was changed"
             )
+        if isinstance(error, psycopg.Error):  # postgres_database.Connection maps the rest
+            return PostgresStoreError(f"{self.url}: {type(error).__name__}: {error}")
         return None
 
     def _read_user(self) -> tuple[str | None, int] | None:
@@ -132,7 +141,8 @@ class PostgresMemoryStore(DatabaseStore):
     def _memory_from_row(self, row: tuple) -> Memory:
         user_id, memory_id, *columns = row
         values = dict(zip(FIELDS, columns))
-        values["embedding"] = tuple(values["embedding"].to_numpy().tolist())  # pgvector's Vector
+        vector = values["embedding"].to_numpy()  # pgvector's Vector: float32 already
+        values["embedding"] = Float32Vector.from_bytes(vector.astype("<f4").tobytes())
         return memory_from_fields(memory_id, user_id, values)
 
     def _to_columns(self, row: tuple) -> tuple:

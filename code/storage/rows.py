@@ -23,6 +23,7 @@ import json
 import struct
 from pathlib import Path
 
+from base.vectors import Float32Vector
 from memory_store import Memory
 
 FIELDS = (  # the Memory fields kept in columns of the same name
@@ -62,6 +63,8 @@ def row_checksum(*values) -> bytes:
 
 def pack_vector(vector) -> bytes:
     """Little-endian float32s when that is exact (4 bytes a value), else float64s."""
+    if isinstance(vector, Float32Vector):
+        return vector.to_bytes()  # a memory's embedding: float32s already
     n = len(vector)
     try:
         small = struct.pack(f"<{n}f", *vector)
@@ -72,12 +75,16 @@ def pack_vector(vector) -> bytes:
     return struct.pack(f"<{n}d", *vector)  # not float32-exact: what the Memory holds, exactly
 
 
-def unpack_vector(blob, dimension: int) -> tuple[float, ...]:
-    """The inverse of pack_vector; the user's `dimension` tells float32 from float64."""
+def unpack_vector(blob, dimension: int):
+    """The inverse of pack_vector; the user's `dimension` tells float32 from float64.
+
+    float32s come back as a Float32Vector (base/vectors.py): 4 bytes a value in RAM too.
+    """
     if not isinstance(blob, bytes) or len(blob) not in (4 * dimension, 8 * dimension):
         raise ValueError(f"embedding is not {dimension} packed float32s or float64s: {blob!r:.60}")
-    code = "f" if len(blob) == 4 * dimension else "d"
-    return struct.unpack(f"<{dimension}{code}", blob)
+    if len(blob) == 4 * dimension:
+        return Float32Vector.from_bytes(blob)
+    return struct.unpack(f"<{dimension}d", blob)
 
 
 # --- a memory as a row, and back ---------------------------------------------------------------

@@ -1,50 +1,75 @@
-"""The store written once: a MemoryStore whose every change goes to a database as it happens.
+"""The store written once: a MemoryStore whose database is the source of truth.
 
 PersistentMemoryStore (storage/sqlite_store.py) and PostgresMemoryStore
 (storage/postgres_store.py) are this class with a dialect each. The algorithm is here:
 
-  - opening reads the user's embedding model and memories in one read-only transaction,
-    checks their links (link_problems) and remembers what each row holds (`_saved`);
-  - add, extend, remove, supersede, next_id and reread are one transaction each, checked
-    against the rows as they are now, not as this process last saw them: another process
-    may have added, linked or removed a memory since (the error names it);
-  - save() writes only the fields changed in place since the last save (the retriever's
-    last_accessed), in id order, so that two processes touching different fields of one
-    memory do not undo each other, and two saving the same memories cannot deadlock;
-  - `with store.transaction():` is one transaction of the database; each step inside is a
-    savepoint, so a step that fails and is caught leaves the block usable;
-  - a change the database refuses is undone in memory too, at the cost of what it touched;
-  - the limits of storage/limits.py are checked before any SQL, so both backends refuse
-    the same values with the same error.
+  - opening reads the user's row only (model, dimension): O(1), whatever the user holds;
+  - iterating streams the user's rows in the stream's order, BATCH at a time (each batch
+    one short read: a write made inside the learner's loop never waits on an open cursor);
+    len(), `in` and get() ask the database. Each memory handed out is kept (`_memories`,
+    by id, with the values its row held, `_saved`), so the retriever's in-place touches
+    (last_accessed) are what save() writes: a memory tells the store before a field of it
+    is assigned (memory_store.Memory), and save() looks only at those (`_dirty`);
+  - a row read again that another process changed updates the memory handed out, except
+    the fields this process changed and has not saved (its row's version tells: SQLite's
+    checksum, PostgreSQL's xmin), so recall sees what others superseded;
+  - every write is compare-and-set: an UPDATE names the values this store last read of the
+    fields it writes (`... AND superseded_by IS ?`), so a stale process is refused with
+    StaleMemory, naming the memory, instead of undoing another's change or writing a link
+    that breaks the user's history; last_accessed, a recall's time, is the exception
+    (two recalls at once are both right: the later save wins);
+  - add, extend, remove, supersede, next_id are one transaction each, checked against
+    the rows as they are now, locked (PostgreSQL's FOR UPDATE; SQLite locks the file);
+  - `with store.transaction():` is one transaction of the database, each step a
+    savepoint; what it costs is what it touches: a journal of the memories it changed
+    (base/store_base.py), and the links of those only are checked, in the database;
+  - the limits of storage/limits.py are checked, and secrets redacted (base/redaction.py),
+    before any SQL, so both backends refuse the same values with the same error and
+    neither keeps a key or a password.
 
 The SQL is written once, with ? for each value and the tables by name. A dialect supplies
-what differs (the methods under "the dialect" below): its placeholder, its row lock
-(PostgreSQL's FOR UPDATE; SQLite locks the whole file when a write begins), how a
-transaction begins and what follows a commit, how a row becomes a Memory and back, and
-which of its errors become which of ours.
+what differs (the methods under "the dialect" below): its placeholder, its row lock,
+null-safe equality, a row's version, how a transaction begins and what follows a commit,
+how a row becomes a Memory and back, and which of its errors become which of ours.
 
-Deliberately left out: connections, files, servers, schemas and any backend's own errors.
+Deliberately left out: connections, files, servers, schemas and any backend's own errors;
+a full check of every link at open (store.check() does it on demand: the writes above
+keep the links whole, so opening need not read every row).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 
 from base.links import link_problems
+from base.redaction import redactor
 from base.validation import check_text
-from memory_store import EmbeddingModelMismatch, Memory, MemoryStore
-from storage.limits import check_name, check_row
+from memory_store import EmbeddingModelMismatch, Memory, MemoryStore, UnknownMemory
+from storage.limits import check_name, check_row, shown
 from storage.rows import FIELDS, snapshot
 
-LINKS = (FIELDS.index("superseded_by"), FIELDS.index("metadata"))  # what link_problems reads
+LINK = FIELDS.index("superseded_by")
+LINKS = (LINK, FIELDS.index("metadata"))  # what the link rules read
+BATCH = 1_000  # rows a stream reads at a time: bounded memory, few round trips
+
+
+class StaleMemory(ValueError):
+    """Another writer changed or removed a memory after this store read it; nothing was saved."""
+
+    def __init__(self, message: str, memory_id: str, removed: bool) -> None:
+        super().__init__(message)
+        self.memory_id, self.removed = memory_id, removed
 
 
 class DatabaseStore(MemoryStore):
-    """A MemoryStore written through to a database, one user a store (subclassed by a dialect)."""
+    """A MemoryStore kept in a database, one user a store (subclassed by a dialect)."""
 
     placeholder = "?"  # how the dialect's SQL marks a value
     row_lock = ""  # appended to a SELECT of rows about to change: " FOR UPDATE"
+    same = " IS "  # null-safe equality: PostgreSQL's " IS NOT DISTINCT FROM "
+    version = "NULL"  # a column that changes whenever its row does: "checksum", "xmin::text"
+    by_seq = "memories"  # the table as a stream reads it, by seq ranges
     columns: tuple[str, ...] = ()  # a memory's row as _memory_from_row and _new_rows see it
     refusal: type[Exception] = RuntimeError  # the backend's own error: a store it cannot use
     medium = "database"  # what _where() names, in messages: "the file memories.sqlite3"
@@ -55,8 +80,12 @@ class DatabaseStore(MemoryStore):
         super().__init__(embedding_model, user_id=user_id)
         if embedding_model is not None:
             check_name(embedding_model, "embedding_model")
-        self._saved: dict[str, tuple] = {}  # id -> the FIELDS values its row holds
+        self._saved: dict[str, tuple] = {}  # id -> the FIELDS values of its row, as last read
+        self._versions: dict[str, object] = {}  # id -> its row's version then (None: unknown)
+        self._dirty: dict[str, Memory] = {}  # memories assigned a field since their last save
         self._block_open = False  # inside store.transaction(): one transaction for the block
+        self._writing = False  # inside a write transaction: reads lock the rows they check
+        self._id_at = self.columns.index("id")
 
     # --- the dialect: what each backend defines (sqlite_store.py, postgres_store.py) ---
     #   _where()                  the file, or the URL with its password hidden
@@ -77,6 +106,16 @@ class DatabaseStore(MemoryStore):
         """The error to raise instead of the backend's `error`; None: raise it as it is."""
         return None
 
+    def _version_of(self, row: tuple) -> object:
+        """The version of a row _new_rows made, if the dialect knows it before the INSERT."""
+        return None
+
+    def _delete(self, memory_id: str) -> int:
+        """DELETE this user's row `memory_id` (inside a transaction): how many rows went."""
+        return self._run(
+            "DELETE FROM memories WHERE user_id = ? AND id = ?", (self.user_id, memory_id)
+        ).rowcount
+
     # --- SQL and transactions -------------------------------------------------------------
 
     def _sql(self, text: str) -> str:
@@ -86,13 +125,20 @@ class DatabaseStore(MemoryStore):
         """Execute one statement of the shared SQL; its cursor."""
         return self._db.execute(self._sql(text), params)
 
+    def _select(self, where: str, lock: bool = False, table: str = "memories") -> str:
+        """SELECT seq, version, `columns` of this user's rows `where` (? is the user)."""
+        return (
+            f"SELECT seq, {self.version}, {', '.join(self.columns)} FROM {table} "
+            f"WHERE user_id = ? AND {where}{self.row_lock if lock and self._writing else ''}"
+        )
+
     @contextmanager
     def _transaction(self, read_only: bool = False) -> Iterator[None]:
         """One transaction of the database; inside store.transaction(), one savepoint of it."""
         if self._db is None:
             raise ValueError(f"the store for {self._where()} is closed: open it again")
-        nested = self._block_open
-        if nested and not self._transaction_open():
+        nested = self._block_open or self._transaction_open()
+        if self._block_open and not self._transaction_open():
             # subtle: SQLite ends a transaction itself after some I/O errors; a SAVEPOINT
             # would then begin a new one, and its RELEASE commit half of the block
             raise self.refusal(
@@ -104,6 +150,7 @@ class DatabaseStore(MemoryStore):
                 self._run("SAVEPOINT step")  # a failed step is undone alone: the block goes on
             else:
                 self._begin(read_only)
+                self._writing = not read_only
             yield
             self._run("RELEASE SAVEPOINT step" if nested else "COMMIT")
         except BaseException as error:
@@ -114,6 +161,9 @@ class DatabaseStore(MemoryStore):
             if mapped is None:
                 raise
             raise mapped from None
+        finally:
+            if not nested:
+                self._writing = False
         if not (nested or read_only):
             self._after_commit()
 
@@ -127,40 +177,191 @@ class DatabaseStore(MemoryStore):
             finally:
                 self._block_open = False
 
-    def _state(self) -> tuple:
-        return (*super()._state(), dict(self._saved))
+    # --- what this process keeps of each memory it handed out --------------------------------
 
-    def _restore(self, state: tuple) -> None:
-        *base, self._saved = state
-        super()._restore(tuple(base))
+    def _changing(self, memory: Memory) -> None:
+        if self._memories.get(memory.id) is memory:
+            self._note(memory)
+            self._dirty[memory.id] = memory  # save() looks at it
+
+    def _kept(self, memory: Memory) -> tuple:
+        return self._saved.get(memory.id), self._versions.get(memory.id)
+
+    def _restore_kept(self, memory: Memory, held: bool, extra: tuple) -> None:
+        if held:
+            self._saved[memory.id], self._versions[memory.id] = extra
+            self._dirty[memory.id] = memory  # its fields are as before: save() compares
+        elif memory.id not in self._memories:
+            self._forget(memory.id)
+
+    def _forget(self, memory_id: str) -> None:
+        """Stop holding `memory_id` (gone from the database): never recalled or saved again."""
+        memory = self._memories.pop(memory_id, None)
+        if memory is not None:
+            self._unwatch(memory)
+        for kept in (self._saved, self._versions, self._dirty):
+            kept.pop(memory_id, None)
 
     @contextmanager
     def _undo_if_failed(self, memories: list[Memory]) -> Iterator[None]:
         """If the database refuses a change, this process's store goes back as it was.
 
         Kept is what the change can touch, never a copy of the store: the store's model and
-        dimension, and for each of `memories` whether it was stored, its link and its user.
+        dimension, and each of `memories` as it is now.
         """
         kept = self.embedding_model, self.dimension
-        touched = [(m, self._memories.get(m.id) is m, m.superseded_by, m.user_id) for m in memories]
+        before = [
+            (m, {**m.__dict__, "metadata": dict(m.metadata)}, self._holds(m), self._kept(m))
+            for m in memories
+        ]
         try:
             yield
         except BaseException:
             self.embedding_model, self.dimension = kept
-            for memory, stored, link, user in touched:
-                object.__setattr__(memory, "superseded_by", link)  # as it was handed in
-                object.__setattr__(memory, "user_id", user)
-                if not stored and self._memories.get(memory.id) is memory:
+            for memory, fields, held, extra in before:
+                memory.__dict__.update(fields)  # subtle: bypasses validation on purpose
+                if held and not self._holds(memory):
+                    self._memories[memory.id] = memory
+                elif not held and self._holds(memory):
                     del self._memories[memory.id]
-            back = {m.id: m for m, stored, _, _ in touched if stored and m.id not in self._memories}
-            if back:  # subtle: _saved holds the stored ids in the stream's order
-                self._memories = {i: self._memories.get(i) or back[i] for i in self._saved}
+                self._restore_kept(memory, held, extra)
             raise
+
+    def _from_row(self, row: tuple) -> Memory:
+        """The memory of a row (seq, version, *columns): the one handed out before, if any.
+
+        A row whose version is the one last read is not read again. Otherwise the memory
+        handed out takes the row's values, except fields changed here and not yet saved.
+        """
+        version, columns = row[1], row[2:]
+        memory_id = columns[self._id_at]
+        if self.dimension is None:  # opened before this user's first memory: read its model now
+            self._read_model(self.embedding_model)
+        held = self._memories.get(memory_id)
+        if held is not None and version is not None and self._versions.get(memory_id) == version:
+            return held
+        fresh = self._memory_from_row(columns)
+        if fresh.embedding_model != self.embedding_model:
+            raise self._inconsistent(
+                f"memory {memory_id!r} was embedded with {fresh.embedding_model!r}, but "
+                f"the others with {self.embedding_model!r}"
+            )
+        if held is None:
+            self._memories[memory_id] = fresh
+            self._saved[memory_id], self._versions[memory_id] = snapshot(fresh), version
+            self._watch(fresh)
+            return fresh
+        base, mine, theirs = self._saved[memory_id], snapshot(held), snapshot(fresh)
+        kept = []
+        for i, name in enumerate(FIELDS):
+            if mine[i] == base[i]:  # not changed here: the database's value is current
+                if theirs[i] != mine[i]:
+                    object.__setattr__(held, name, getattr(fresh, name))
+                kept.append(theirs[i])
+            else:  # changed here: save() checks it against what was read before
+                kept.append(base[i])
+        self._saved[memory_id], self._versions[memory_id] = tuple(kept), version
+        return held
+
+    def _lookup(self, memory_id: str) -> Memory | None:
+        """The memory `memory_id` as the database holds it now (locked inside a write)."""
+        with self._transaction(read_only=True):
+            row = self._run(self._select("id = ?", lock=True), (self.user_id, memory_id)).fetchone()
+            memory = None if row is None else self._from_row(row)
+        if memory is None and memory_id not in self._dirty:
+            self._forget(memory_id)  # removed by another process
+        return memory
+
+    def _link_view(self) -> Mapping[str, Memory]:
+        return _Rows(self)
+
+    def _has_memories(self) -> bool:
+        return self.dimension is not None  # the users row: set by the first memory ever
+
+    # --- reading: the database answers -----------------------------------------------------
+
+    def __iter__(self) -> Iterator[Memory]:
+        """This user's memories in the stream's order, read BATCH rows at a time.
+
+        The rows stored when the loop begins (as MemoryStore's snapshot: adding inside the
+        loop is safe); each memory is the one handed out before, if any. A closed store
+        iterates what it held (e.g. to export them after its file was deleted).
+        """
+        if self._db is None:
+            yield from super().__iter__()
+            return
+        with self._transaction(read_only=True):
+            (last,) = self._run(
+                "SELECT COALESCE(MAX(seq), 0) FROM memories WHERE user_id = ?", (self.user_id,)
+            ).fetchone()
+        after = 0
+        while after < last:
+            with self._transaction(read_only=True):
+                rows = self._run(
+                    self._select(
+                        f"seq > ? AND seq <= ? ORDER BY seq LIMIT {BATCH}", table=self.by_seq
+                    ),
+                    (self.user_id, after, last),
+                ).fetchall()
+                batch = [self._from_row(row) for row in rows]
+            if not rows:
+                return
+            after = rows[-1][0]
+            yield from batch
+
+    def __len__(self) -> int:
+        if self._db is None:
+            return super().__len__()
+        with self._transaction(read_only=True):
+            (count,) = self._run(
+                "SELECT count(*) FROM memories WHERE user_id = ?", (self.user_id,)
+            ).fetchone()
+        return count
+
+    def __contains__(self, memory_id: object) -> bool:
+        if not isinstance(memory_id, str):
+            return False
+        if self._db is None:
+            return super().__contains__(memory_id)
+        with self._transaction(read_only=True):
+            return (
+                self._run(
+                    "SELECT 1 FROM memories WHERE user_id = ? AND id = ?", (self.user_id, memory_id)
+                ).fetchone()
+                is not None
+            )
+
+    def get(self, memory_id: str) -> Memory:
+        """The memory named `memory_id` as the database holds it now; KeyError naming it."""
+        check_text(memory_id, "memory_id", "a memory's id, a non-empty string")
+        if self._db is None:  # closed: what it held
+            return super().get(memory_id)
+        known = memory_id in self._memories
+        memory = self._lookup(memory_id)
+        if memory is None and known:
+            raise UnknownMemory(
+                f"memory {memory_id!r} is no longer stored in {self._where()} (another process "
+                "removed it after this store read it)"
+            )
+        if memory is None:
+            raise UnknownMemory(f"no memory with id {memory_id!r} in the store ({self._where()})")
+        self._note(memory)
+        return memory
+
+    def check(self) -> None:
+        """Read every memory of this user and check every link (base/links.py), or raise.
+
+        Opening does not: the writes keep the links whole. This finds what SQL by hand, or
+        another program, broke: refusal names the ids, like a damaged row's checksum.
+        """
+        problems = link_problems({m.id: m for m in self})
+        if problems:
+            raise self._inconsistent("; ".join(problems[:3]) + ("; ..." if problems[3:] else ""))
 
     # --- opening --------------------------------------------------------------------------
 
     def _open(self, db, embedding_model: str | None) -> None:
-        """Read this user's memories through the new connection `db`; close it on failure."""
+        """Read this user's row through the new connection `db`; close it on failure."""
         self._db = db
         try:
             self._load(embedding_model)
@@ -170,40 +371,32 @@ class DatabaseStore(MemoryStore):
             raise
 
     def _load(self, embedding_model: str | None) -> None:
-        with self._transaction(read_only=True):  # one consistent snapshot, even while others write
-            user = self._read_user()
-            if user is not None:
-                self.embedding_model, self.dimension = user
-                if embedding_model is not None and embedding_model != self.embedding_model:
-                    raise EmbeddingModelMismatch(
-                        f"{self._where()}: the memories of user {self.user_id!r} were embedded "
-                        f"with {self.embedding_model or 'hand-made vectors'!r}, not "
-                        f"{embedding_model!r}. Open it with the same embedding model (or none "
-                        "to accept the stored one)."
-                    )
-            rows = self._run(
-                f"SELECT {', '.join(self.columns)} FROM memories WHERE user_id = ? ORDER BY seq",
-                (self.user_id,),
-            ).fetchall()
-            memories = [self._memory_from_row(row) for row in rows]
-        if memories and user is None:
-            raise self._inconsistent("they have no row in the users table (their model's)")
-        for memory in memories:
-            if memory.embedding_model != self.embedding_model:
-                raise self._inconsistent(
-                    f"memory {memory.id!r} was embedded with {memory.embedding_model!r}, but "
-                    f"the others with {self.embedding_model!r}"
-                )
-            self._memories[memory.id] = memory
-        problems = link_problems(self._memories)  # no dangling link, no cycle, no half cluster
-        if problems:
-            raise self._inconsistent("; ".join(problems[:3]) + ("; ..." if problems[3:] else ""))
-        self._saved = {m.id: snapshot(m) for m in self._memories.values()}
+        with self._transaction(read_only=True):  # the user's row only: O(1), however many
+            if self._read_model(embedding_model):
+                return
+            if self._run(
+                "SELECT 1 FROM memories WHERE user_id = ? LIMIT 1", (self.user_id,)
+            ).fetchone():
+                raise self._inconsistent("they have no row in the users table (their model's)")
+
+    def _read_model(self, embedding_model: str | None) -> bool:
+        """Take the model and dimension of this user's row, if it has one (inside a read)."""
+        user = self._read_user()
+        if user is None:
+            return False
+        if embedding_model is not None and embedding_model != user[0]:
+            raise EmbeddingModelMismatch(
+                f"{self._where()}: the memories of user {self.user_id!r} were embedded "
+                f"with {user[0] or 'hand-made vectors'!r}, not {embedding_model!r}. Open it "
+                "with the same embedding model (or none to accept the stored one)."
+            )
+        self.embedding_model, self.dimension = user
+        return True
 
     def _inconsistent(self, problem: str) -> Exception:
         return self.refusal(
-            f"{self._where()} is inconsistent, so the store was not opened and nothing was "
-            f"changed: in the memories of user {self.user_id!r}, {problem}"
+            f"{self._where()} is inconsistent, so nothing was changed: in the memories of "
+            f"user {self.user_id!r}, {problem}"
         )
 
     # --- changes, each one transaction ------------------------------------------------------
@@ -223,7 +416,6 @@ class DatabaseStore(MemoryStore):
                 if memory.superseded_by is not None:
                     self._check_stored(memory.superseded_by)
                 self._insert([(memory, row)])
-        self._saved[memory.id] = row
         return memory
 
     def extend(self, memories) -> list[Memory]:
@@ -237,8 +429,9 @@ class DatabaseStore(MemoryStore):
             return super().extend(memories)  # raises its TypeError
         batch = list(memories)
         given = [m for m in batch if isinstance(m, Memory)]
+        clean = redactor()
         for memory in given:
-            self._row(memory)  # the limits, before any SQL
+            self._row(memory, clean)  # the limits and the redaction, before any SQL
         with self._undo_if_failed(given), self.transaction():
             with self._in_memory_only():
                 super().extend(batch)  # every check first, then adds and links in memory
@@ -249,12 +442,11 @@ class DatabaseStore(MemoryStore):
                         if target is not None:
                             self._check_stored(target)
                     self._insert(pairs)
-            self._saved.update((m.id, row) for m, row in pairs)
         return batch
 
     @contextmanager
     def _in_memory_only(self) -> Iterator[None]:
-        """Inside: self.add and self.supersede change this process's memories only.
+        """Inside: self.add, self.supersede and self.get see this process's memories only.
 
         subtle: MemoryStore.extend calls self.add and self.supersede; instance attributes
         shadow the methods of the class, so for this block they skip the database, and
@@ -262,16 +454,21 @@ class DatabaseStore(MemoryStore):
         """
         self.add = lambda memory: MemoryStore.add(self, memory)
         self.supersede = lambda old_id, new_id: MemoryStore.supersede(self, old_id, new_id)
+        self.get = lambda memory_id: (  # the batch first: it is not stored yet
+            MemoryStore.get(self, memory_id)
+            if memory_id in self._memories
+            else DatabaseStore.get(self, memory_id)
+        )
         try:
             yield
         finally:
-            del self.add, self.supersede
+            del self.add, self.supersede, self.get
 
     def remove(self, memory_id: str) -> Memory:
-        """Take a memory out of the store and delete its row, unless another row now names it."""
+        """Take a memory out of the store and delete its row, unless another row names it."""
         memory = self.get(memory_id)
         with self._undo_if_failed([memory]):
-            super().remove(memory_id)
+            del self._memories[memory_id]
             with self._transaction():
                 rows = self._run(  # it and the rows naming it, locked in id order
                     "SELECT id, superseded_by FROM memories WHERE user_id = ? "
@@ -282,13 +479,17 @@ class DatabaseStore(MemoryStore):
                 if citing:
                     raise ValueError(
                         f"memory {memory_id!r} replaced {', '.join(map(repr, citing))} in the "
-                        f"{self.medium} {self._where()} (another process linked them); reopen the "
-                        "store to see the link, and keep it so their superseded_by stays valid"
+                        f"{self.medium} {self._where()}; remove those first, or keep it so "
+                        "their superseded_by link stays valid"
                     )
-                self._run(
-                    "DELETE FROM memories WHERE user_id = ? AND id = ?", (self.user_id, memory_id)
-                )
-        self._saved.pop(memory_id, None)
+                if not self._delete(memory_id):
+                    raise StaleMemory(
+                        f"memory {memory_id!r} is no longer stored in {self._where()} (another "
+                        "process removed it after this store read it); nothing was changed",
+                        memory_id,
+                        removed=True,
+                    )
+        self._forget(memory_id)
         return memory
 
     def supersede(self, old_id: str, new_id: str) -> None:
@@ -311,7 +512,8 @@ class DatabaseStore(MemoryStore):
                 ).fetchall()
                 self._check_live(dict(links), new_id, "The replacement")
                 self._check_live(dict(links), old_id, "The memory to supersede")
-                self._write(old, snapshot(old), ("superseded_by",))
+                saved = self._write(old, snapshot(old), ("superseded_by",))
+        self._saved[old.id], self._versions[old.id] = saved, None
 
     def _check_live(self, links: dict, memory_id: str, role: str) -> None:
         """Raise unless `links` (id -> superseded_by, as stored) holds `memory_id`, live."""
@@ -325,7 +527,7 @@ class DatabaseStore(MemoryStore):
             raise ValueError(
                 f"{role}, memory {memory_id!r} was already superseded by {links[memory_id]!r} "
                 f"in {self._where()} (by another process, after this store read it); nothing "
-                "was changed: reopen the store and supersede the current version instead"
+                "was changed: supersede the current version instead"
             )
 
     def next_id(self, prefix: str = "m") -> str:
@@ -341,11 +543,7 @@ class DatabaseStore(MemoryStore):
                 key,
             ).fetchone()
             n = max(stored, len(self)) + 1
-            taken = "SELECT 1 FROM memories WHERE user_id = ? AND id = ?"
-            while (
-                f"{prefix}{n}" in self
-                or self._run(taken, (self.user_id, f"{prefix}{n}")).fetchone()
-            ):
+            while f"{prefix}{n}" in self:
                 n += 1
             self._run(
                 "UPDATE id_counters SET last_number = ? WHERE user_id = ? AND prefix = ?", (n, *key)
@@ -374,15 +572,15 @@ class DatabaseStore(MemoryStore):
     def unsaved(self, fields: tuple[str, ...] = FIELDS) -> list[Memory]:
         """Memories changed in place (e.g. touched by retrieval) since they were saved.
 
-        `fields` narrows the comparison, e.g. to what the SQL score reads: comparing
-        ("last_accessed",) is far cheaper than a full snapshot of every memory.
+        Only memories assigned a field since their last save are compared; `fields` narrows
+        the comparison further, e.g. to what the SQL score reads.
         """
         if tuple(fields) == FIELDS:
-            return [m for m in self._memories.values() if snapshot(m) != self._saved.get(m.id)]
+            return [m for m in self._dirty.values() if snapshot(m) != self._saved.get(m.id)]
         at = [(name, FIELDS.index(name)) for name in fields if name != "metadata"]
         return [  # `is not` first: a vector compared with itself would be read value by value
             m
-            for m in self._memories.values()
+            for m in self._dirty.values()
             if (saved := self._saved.get(m.id)) is None
             or any(getattr(m, n) is not saved[i] and getattr(m, n) != saved[i] for n, i in at)
         ]
@@ -391,44 +589,123 @@ class DatabaseStore(MemoryStore):
         """Write every field changed in place since the last save, in one transaction.
 
         Returns how many memories were written (0 when nothing changed). only: the memories
-        to look at (e.g. the k a recall touched), instead of all. A memory that another
-        process removed meanwhile stays removed: its UPDATE finds no row.
+        to look at (e.g. the k a recall touched), instead of all those assigned a field
+        (a dict changed in place, memory.metadata["x"] = 1, is seen through `only`).
+        Each UPDATE is compare-and-set: a memory another process changed or removed
+        after this store read it is refused with StaleMemory naming it, and nothing of the
+        save is written; that memory then shows what the database holds (a removed one is
+        no longer held), the others stay unsaved: call save() again to write them.
         """
         if only is None:
-            changed = self.unsaved()
+            looked_at = list(self._dirty.values())
         else:
-            changed = [m for m in only if snapshot(m) != self._saved.get(m.id)]
-        rows = {m.id: self._row(m) for m in changed}  # the limits, before any SQL
-        if any(rows[m.id][i] != self._saved[m.id][i] for m in changed for i in LINKS):
-            self._check_links("save")  # an in-place edit must not write a broken link
-        if changed:
+            looked_at = [m for m in only if isinstance(m, Memory) and self._holds(m)]
+        changed = [m for m in looked_at if snapshot(m) != self._saved.get(m.id)]
+        for memory_id in {m.id for m in looked_at} - {m.id for m in changed}:
+            self._dirty.pop(memory_id, None)  # assigned, but back to what its row holds
+        if not changed:
+            return 0
+        for memory in changed:
+            self._note(memory)  # inside a block that fails, it is unsaved again
+        clean = redactor()
+        rows = {m.id: self._row(m, clean) for m in changed}  # limits, redaction: before SQL
+        relinked = [
+            (m, self._saved[m.id][LINK])
+            for m in changed
+            if any(rows[m.id][i] != self._saved[m.id][i] for i in LINKS)
+        ]
+        written = {}
+        try:
             with self._transaction():
+                if relinked:  # an in-place edit must not write a broken link: checked in SQL
+                    self._check_links(relinked, "save")
                 # in id order, as supersede and remove lock: two processes saving the same
                 # memories touched in different orders would otherwise deadlock
                 for memory in sorted(changed, key=lambda m: m.id):
-                    self._write(memory, rows[memory.id])
-        return len(changed)
+                    written[memory.id] = self._write(memory, rows[memory.id])
+        except StaleMemory as refused:
+            self._show_current(refused)
+            raise
+        for memory_id, saved in written.items():
+            self._saved[memory_id], self._versions[memory_id] = saved, None
+            self._dirty.pop(memory_id, None)
+        return len(written)
 
-    def _write(self, memory: Memory, new: tuple, names: tuple[str, ...] = FIELDS) -> None:
-        """UPDATE the `names` fields that differ from the row (inside a transaction)."""
+    def _write(self, memory: Memory, new: tuple, names: tuple[str, ...] = FIELDS) -> tuple:
+        """UPDATE the `names` fields that differ from the row, if it still holds what was read.
+
+        Inside a transaction. Returns the values the row now holds (for _saved); raises
+        StaleMemory when another process changed one of those fields, or removed the row.
+        """
         old = self._saved[memory.id]
         changed = [name for name in names if new[FIELDS.index(name)] != old[FIELDS.index(name)]]
         if changed:
-            columns = dict(zip(FIELDS, self._to_columns(new)))
-            self._run(
+            now = dict(zip(FIELDS, self._to_columns(new)))
+            was = dict(zip(FIELDS, self._to_columns(old)))
+            checked = [name for name in changed if name != "last_accessed"]  # a recall: any wins
+            cursor = self._run(
                 "UPDATE memories SET "
                 + ", ".join(f"{name} = ?" for name in changed)
-                + " WHERE user_id = ? AND id = ?",
-                [columns[name] for name in changed] + [self.user_id, memory.id],
+                + " WHERE user_id = ? AND id = ?"
+                + "".join(f" AND {name}{self.same}?" for name in checked),
+                [now[name] for name in changed]
+                + [self.user_id, memory.id]
+                + [was[name] for name in checked],
             )
-        self._saved[memory.id] = tuple(
-            new[i] if name in names else old[i] for i, name in enumerate(FIELDS)
+            if cursor.rowcount != 1:
+                raise self._stale(memory.id, checked, old)
+        return tuple(new[i] if name in names else old[i] for i, name in enumerate(FIELDS))
+
+    def _stale(self, memory_id: str, checked: list[str], old: tuple) -> StaleMemory:
+        """What refused an UPDATE: the row is gone, or holds another value than was read."""
+        row = self._run(
+            f"SELECT {', '.join(self.columns)} FROM memories WHERE user_id = ? AND id = ?",
+            (self.user_id, memory_id),
+        ).fetchone()
+        if row is None:
+            return StaleMemory(
+                f"memory {memory_id!r} was removed from {self._where()} by another writer after "
+                "this store read it, so its change here cannot be saved. Nothing was saved; "
+                "this store no longer holds it (it is not recalled again): call save() again "
+                "to write the other changes",
+                memory_id,
+                removed=True,
+            )
+        current = dict(zip(FIELDS, snapshot(self._memory_from_row(row))))
+        read = dict(zip(FIELDS, old))
+        name = next((n for n in checked if current[n] != read[n]), checked[0] if checked else "")
+        return StaleMemory(
+            f"memory {memory_id!r} was changed by another writer after this store read it: its "
+            f"{name} in {self._where()} is now {shown(current.get(name))}, not "
+            f"{shown(read.get(name))} as read here. Nothing was saved, so that change is kept; "
+            f"memory {memory_id!r} here now shows what the {self.medium} holds: make your "
+            "change again if it still applies, then call save()",
+            memory_id,
+            removed=False,
         )
+
+    def _show_current(self, refused: StaleMemory) -> None:
+        """After a refused save: the memory it names as the database holds it now."""
+        memory = self._memories.get(refused.memory_id)
+        fresh = None if refused.removed else self.reread(refused.memory_id)
+        if memory is None or fresh is None:
+            self._forget(refused.memory_id)
+            return
+        for name in FIELDS:
+            object.__setattr__(memory, name, getattr(fresh, name))
+        self._saved[memory.id], self._versions[memory.id] = snapshot(memory), None
+        self._dirty.pop(memory.id, None)
 
     # --- rows ----------------------------------------------------------------------------------
 
-    def _row(self, memory: Memory) -> tuple:
-        """snapshot(memory), refused unless every backend can keep it (storage/limits.py)."""
+    def _row(self, memory: Memory, clean=None) -> tuple:
+        """snapshot(memory), secrets redacted, refused unless every backend can keep it."""
+        clean = clean or redactor()
+        text, metadata = clean(memory.text), clean.data(memory.metadata)
+        if text != memory.text:
+            object.__setattr__(memory, "text", text)  # what is stored is what is held
+        if metadata != memory.metadata:
+            object.__setattr__(memory, "metadata", metadata)
         row = snapshot(memory)  # refuses metadata that JSON cannot hold
         check_row(memory.id, dict(zip(FIELDS, row)))
         return row
@@ -445,21 +722,24 @@ class DatabaseStore(MemoryStore):
     def _insert(self, pairs: list[tuple[Memory, tuple]]) -> None:
         """INSERT (memory, snapshot) pairs as new rows, then claim the user's model."""
         marks = ", ".join("?" * len(self.columns))
+        rows = self._new_rows(pairs)
         inserted = self._run_many(
             self._sql(
                 f"INSERT INTO memories ({', '.join(self.columns)}) VALUES ({marks}) "
                 "ON CONFLICT DO NOTHING"
             ),
-            self._new_rows(pairs),
+            rows,
         )
-        if inserted != len(pairs):  # an id another process took after this store read its rows
+        if inserted != len(pairs):  # an id already stored that this store had not read
             which = f"with id {pairs[0][0].id!r}" if len(pairs) == 1 else "of this batch"
             raise ValueError(
                 f"a memory {which} is already stored for user {self.user_id!r} in "
-                f"{self._where()} (added by another process?); nothing was added: reopen the "
-                "store to see it"
+                f"{self._where()} (added by another process, or earlier); nothing was added: "
+                "give it another id (store.next_id())"
             )
         self._claim_model()
+        for (memory, saved), row in zip(pairs, rows):
+            self._saved[memory.id], self._versions[memory.id] = saved, self._version_of(row)
 
     def _claim_model(self) -> None:
         """Record this user's embedding model, or refuse if another process recorded another."""
@@ -498,3 +778,22 @@ class DatabaseStore(MemoryStore):
             f"{type(self).__name__}({self._where()!r}, user_id={self.user_id!r}, "
             f"{len(self)} memories, embedding_model={self.embedding_model!r})"
         )
+
+
+class _Rows(Mapping):
+    """id -> memory as the database holds it, looked up one id at a time (the link rules')."""
+
+    def __init__(self, store: DatabaseStore) -> None:
+        self._store = store
+
+    def __getitem__(self, memory_id):
+        memory = self._store._lookup(memory_id) if isinstance(memory_id, str) else None
+        if memory is None:
+            raise KeyError(memory_id)
+        return memory
+
+    def __iter__(self):
+        return (memory.id for memory in self._store)
+
+    def __len__(self) -> int:
+        return len(self._store)

@@ -114,8 +114,11 @@ def test_a_flipped_bit_in_an_embedding_is_refused_naming_the_user_and_memory(ori
     offset = data.index(struct.pack("<16f", *needle.embedding)) + 7
     data[offset] ^= 0x01  # one bit of one float32 of bob's m5
     copy = damaged_copy(path, tmp_path / "one-bit", bytes(data))
-    with pytest.raises(StoreFileError, match=r"memory 'm5' of user 'bob'.*checksum") as raised:
-        PersistentMemoryStore(copy, "bob")
+    with (
+        pytest.raises(StoreFileError, match=r"memory 'm5' of user 'bob'.*checksum") as raised,
+        PersistentMemoryStore(copy, "bob") as bob,  # refused when the row is read
+    ):
+        list(bob)
     assert str(copy) in str(raised.value)
     with PersistentMemoryStore(copy, "alice") as alice:  # another user's rows are intact
         assert [m.to_dict() for m in alice] == want["alice"]

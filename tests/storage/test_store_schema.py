@@ -166,8 +166,12 @@ def test_a_row_changed_behind_the_checksum_is_refused_naming_file_user_and_memor
     db.execute("UPDATE memories SET importance = 10 WHERE id = 'm2'")
     db.commit()
     db.close()
-    with pytest.raises(StoreFileError, match=r"m.sqlite3: the row of memory 'm2' of user 'u'"):
-        PersistentMemoryStore(path, "u")
+    with PersistentMemoryStore(path, "u") as store:  # opening reads no row: reading does
+        assert store.get("m1").id == "m1"
+        with pytest.raises(StoreFileError, match=r"m.sqlite3: the row of memory 'm2' of user 'u'"):
+            store.get("m2")
+        with pytest.raises(StoreFileError, match=r"m.sqlite3: the row of memory 'm2' of user 'u'"):
+            list(store)
 
 
 def test_a_row_copied_from_another_store_file_is_refused(tmp_path):
@@ -182,8 +186,11 @@ def test_a_row_copied_from_another_store_file_is_refused(tmp_path):
     db.execute("INSERT INTO memories SELECT * FROM a.memories")  # a's row, a's checksum
     db.commit()
     db.close()
-    with pytest.raises(StoreFileError, match="memory 'm1' of user 'u' does not match"):
-        PersistentMemoryStore(b, "u")
+    with (
+        pytest.raises(StoreFileError, match="memory 'm1' of user 'u' does not match"),
+        PersistentMemoryStore(b, "u") as store,
+    ):
+        list(store)
 
 
 def test_a_backup_has_its_own_identity_and_refuses_to_launder_a_damaged_row(tmp_path):
