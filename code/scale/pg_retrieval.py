@@ -31,8 +31,9 @@ and only those are scored exactly. It is fast at any size, but approximate twice
 HNSW may miss a near neighbour, and a recent, important memory that is not among the
 nearest by similarity is never scored. benchmarks/bench_postgres.py measures its recall.
 
-Deliberately left out: keeping the store in step with other processes (the store
-raises when the database holds memories it has not loaded), and kind filters.
+Deliberately left out: kind filters (retrieve_by_kind's half-lives are not in the SQL
+score), and embedding the query (a model that reads the whole store to embed a query,
+as the hybrid does, costs a full scan before any of this runs).
 """
 
 from __future__ import annotations

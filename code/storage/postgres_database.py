@@ -243,14 +243,19 @@ class Connection:
         except psycopg.Error as error:
             if not self._raw.broken:
                 raise _mapped(error, self.where) from None
-            if idle and (text.startswith(("BEGIN", "SELECT", "SHOW")) or not text):
-                # nothing ran: a BEGIN, or a read outside any transaction
+            if idle and text.startswith(("BEGIN", "SHOW")):
+                # nothing ran, or nothing that writes: sent again on a new connection
                 self._reconnect()
                 try:
                     return self._raw.execute(query, params)
                 except psycopg.Error as again:
                     raise _mapped(again, self.where) from None
-            self._lost = not idle
+            if idle:  # subtle: a statement of its own (autocommit) may or may not have run
+                raise PostgresStoreError(
+                    f"the connection to {self.where} was lost ({_cause(error)}) while a "
+                    "statement outside any transaction ran: whether it ran is unknown"
+                ) from None
+            self._lost = True
             raise self._lost_error(error) from None
 
     def cursor(self):
