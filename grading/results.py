@@ -2,7 +2,8 @@
 
 Only the trusted parent writes, one student at a time, after that student's sandboxes
 are gone. The gradebook is nbgrader's (its API, so `nbgrader export` and the formgrader
-keep working); a regrade removes the old submission first, so it starts from zero. The
+keep working); a regrade removes the old submission first, so it starts from zero, and a
+submission's rows are written in one transaction (grading/gradebook.py). The
 feedback page is data: every text is escaped, nothing is loaded from the network (no
 script, no remote stylesheet; formulas are plain text), the page size is capped.
 
@@ -19,6 +20,7 @@ import warnings
 from datetime import UTC, datetime
 from pathlib import Path
 
+from grading.gradebook import database_url, opened, transaction
 from grading.grader import Graded
 from grading.layout import ASSIGNMENT, COURSE, REGISTRY
 
@@ -36,24 +38,29 @@ def maxima() -> dict[int, float]:
     return points
 
 
-def write_gradebook(graded: Graded, course: Path = COURSE) -> None:
-    """The student's scores in nbgrader's gradebook, replacing any earlier submission."""
-    from nbgrader.api import Gradebook, MissingEntry
+def write_gradebook(graded: Graded, course: Path = COURSE, url: str | None = None) -> None:
+    """The student's scores in the course's gradebook, in one transaction (see record)."""
+    with transaction(database_url(course, url)) as (gradebook, _):
+        record(gradebook, graded)
+
+
+def record(gradebook, graded: Graded) -> None:
+    """The student's scores in an open nbgrader Gradebook, replacing any earlier submission."""
+    from nbgrader.api import MissingEntry
     from sqlalchemy.exc import SAWarning
 
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
-        gradebook.update_or_create_student(graded.student)
-        with contextlib.suppress(MissingEntry):  # a regrade starts from zero
-            gradebook.remove_submission(ASSIGNMENT, graded.student)
-        with warnings.catch_warnings():  # nbgrader 0.9 on SQLAlchemy 2 warns, harmlessly
-            warnings.simplefilter("ignore", SAWarning)
-            gradebook.add_submission(ASSIGNMENT, graded.student, timestamp=datetime.now(UTC))
-        for outcome in graded.outcomes:
-            cell = outcome.cell.id
-            grade = gradebook.find_grade(cell, NOTEBOOK[cell], ASSIGNMENT, graded.student)
-            grade.auto_score = outcome.score
-            grade.needs_manual_grade = False
-        gradebook.db.commit()
+    gradebook.update_or_create_student(graded.student)
+    with contextlib.suppress(MissingEntry):  # a regrade starts from zero
+        gradebook.remove_submission(ASSIGNMENT, graded.student)
+    with warnings.catch_warnings():  # nbgrader 0.9 on SQLAlchemy 2 warns, harmlessly
+        warnings.simplefilter("ignore", SAWarning)
+        gradebook.add_submission(ASSIGNMENT, graded.student, timestamp=datetime.now(UTC))
+    for outcome in graded.outcomes:
+        cell = outcome.cell.id
+        grade = gradebook.find_grade(cell, NOTEBOOK[cell], ASSIGNMENT, graded.student)
+        grade.auto_score = outcome.score
+        grade.needs_manual_grade = False
+    gradebook.db.commit()
 
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'"  # no script, nothing fetched, ever
@@ -112,12 +119,14 @@ def write_feedback(graded: Graded, course: Path = COURSE) -> Path:
     return path
 
 
-def write_csv(path: Path, course: Path = COURSE, students: list[str] | None = None) -> None:
+def write_csv(
+    path: Path, course: Path = COURSE, students: list[str] | None = None, url: str | None = None
+) -> None:
     """grades.csv from the gradebook (the source of truth): this batch's students, or all."""
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import MissingEntry
 
     with (
-        Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook,
+        opened(database_url(course, url)) as gradebook,
         open(path, "w", newline="") as file,
     ):
         writer = csv.writer(file)
