@@ -242,3 +242,70 @@ def test_a_grader_killed_while_writing_leaves_no_half_graded_submission(
     state = sql(url, "SELECT state, grader FROM memorylab_grading_queue WHERE student = :s",
                 s=one.name)  # fmt: skip
     assert [tuple(row) for row in state] == [("claimed", "doomed")]  # back once its lease ends
+
+
+def test_a_grader_that_stalls_past_its_lease_writes_nothing_when_it_wakes(
+    gradebook_url, submissions, tmp_path
+):
+    url = gradebook_url
+    few = tmp_path / "few"
+    few.mkdir()
+    for path in sorted(submissions.iterdir())[:3]:
+        path.rename(few / path.name)
+    enqueue(url, few)
+    stalled = grader(tmp_path, "a", url, 0)
+    name = f"{os.uname().nodename}:{stalled.pid}"
+    deadline = time.monotonic() + 120
+    held: list = []
+    while not held:
+        assert time.monotonic() < deadline and stalled.poll() is None
+        time.sleep(0.02)
+        held = sql(url, "SELECT id FROM memorylab_grading_queue WHERE grader = :g "
+                        "AND state = 'claimed'", g=name)  # fmt: skip
+    os.kill(stalled.pid, signal.SIGSTOP)  # mid-grading: no renewal, no write
+    try:
+        time.sleep(LEASE + 1)
+        other = grader(tmp_path, "b", url, 1)
+        wait(other, url, tmp_path / "b" / "log")
+    finally:
+        os.kill(stalled.pid, signal.SIGCONT)
+    assert stalled.wait(timeout=120) == 0
+    log = sql(url, "SELECT queue_id, grader FROM memorylab_grading_log")
+    assert len(log) == 3 and len({entry.queue_id for entry in log}) == 3  # once each
+    taken_over = {entry.queue_id: entry.grader for entry in log}[held[0].id]
+    assert taken_over != name  # it woke up to find its claim gone, and wrote nothing
+    assert "another grader took it over" in (tmp_path / "a" / "log").read_text()
+
+
+def test_a_second_grader_skips_a_claim_in_progress_instead_of_taking_or_waiting_for_it(
+    gradebook_url, submissions, tmp_path
+):
+    import threading
+
+    from sqlalchemy import create_engine, text
+
+    from grading import queue
+
+    url = gradebook_url
+    two = tmp_path / "two"
+    two.mkdir()
+    for path in sorted(submissions.iterdir())[:2]:
+        path.rename(two / path.name)
+    enqueue(url, two)
+    first, second = create_engine(url), queue.engine_for(url)
+    try:
+        with first.connect() as db, db.begin():  # the first grader, mid-claim, uncommitted
+            row = db.execute(
+                text(queue.CLAIM), {"grader": "first", "lease": str(uuid.uuid4()), "seconds": 60}
+            ).one()
+            got: list = []
+            other = threading.Thread(target=lambda: got.append(queue.claim(second, "b", 60)))
+            other.start()
+            other.join(timeout=10)
+            waited = other.is_alive()
+        other.join()
+    finally:
+        first.dispose()
+        second.dispose()
+    assert not waited, "the second grader waited for the first one's claim"
+    assert got[0] is not None and got[0].id != row.id  # the next submission, not the same
