@@ -3,11 +3,14 @@
     python -m grading release          # dist/student/ (what learners get) and dist/course/
     python -m grading autograde DIR    # grade every DIR/<student_id>/: table, CSV, HTML feedback
     python -m grading selfcheck        # prove the pipeline on known right and wrong work
+    python -m grading autograde DIR --queue ; python -m grading worker   # several graders
 
 What a learner writes is code/scoring.py and code/retriever.py. Grading runs them in
 sandboxed workers (sandbox.py, worker.py) on inputs only; the trusted parent judges
 (verdict.py), grades each milestone on its own (grader.py) and alone writes the
-gradebook, feedback and CSV (results.py). See docs/instructor-guide.md.
+gradebook, feedback and CSV (results.py), each submission's rows in one transaction
+(gradebook.py); several graders share a PostgreSQL gradebook and a queue (queue.py).
+See docs/instructor-guide.md and docs/several-graders.md.
 
 This package is the instructor's: it is left out of the student edition, since its
 self-check holds deliberately wrong copies of the solution.

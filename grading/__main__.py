@@ -1,4 +1,4 @@
-"""python -m grading release | autograde DIR | worker | selfcheck  (see grading/__init__.py)."""
+"""python -m grading release | autograde DIR | worker | selfcheck | points (see __init__)."""
 
 from __future__ import annotations
 
@@ -46,6 +46,7 @@ def main(argv: list[str] | None = None) -> int:
             help="seconds a queued claim lasts unrenewed before another grader takes it over",
         )
     check = commands.add_parser("selfcheck", help="prove the pipeline on known submissions")
+    commands.add_parser("points", help="print the points table (from the graded notebooks)")
     for command in (build, check):  # the notebooks' nbgrader config (autograde runs none)
         command.add_argument(
             "--cell-timeout",
@@ -64,6 +65,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "release":
             release(cell_timeout=args.cell_timeout)
+        elif args.command == "points":
+            from grading.points import table
+
+            print(table())
         elif args.command == "autograde":
             from grading.autograde import autograde_command
 

@@ -25,10 +25,12 @@ from pathlib import Path
 
 import nbformat
 
+from grading.gradebook import configured_url, gradebook_setting
 from grading.layout import (
     ASSIGNMENT,
     COURSE,
     COURSE_ID,
+    DIST,
     GRADED,
     INSTRUCTOR_ONLY,
     JUNK,
@@ -59,17 +61,48 @@ c = get_config()  # noqa: F821 (nbgrader provides get_config)
 '''
 
 
-def course_config(cell_timeout: int = CELL_TIMEOUT) -> str:
+LATE_SETTINGS_BEGIN = "# --- late work (kept by every release; edit freely) ---"
+LATE_SETTINGS_END = "# --- end of late work ---"
+LATE_SETTINGS = f"""{LATE_SETTINGS_BEGIN}
+# The due date is the assignment's in the gradebook (nbgrader db assignment add milestones
+# --duedate=...; or the formgrader's Manage Assignments). The submission time is the
+# student's timestamp.txt. nbgrader's own plugin: "none" (default) or "zero".
+# c.LateSubmissionPlugin.penalty_method = "zero"
+# or a plugin of your own: c.AssignLatePenalties.plugin_class = "module.ClassName"
+{LATE_SETTINGS_END}
+"""
+
+
+def late_settings(course: Path) -> str:
+    """The course config's late-work part as the instructor left it (or the default)."""
+    path = course / "nbgrader_config.py"
+    text = path.read_text() if path.is_file() else ""
+    start, end = text.find(LATE_SETTINGS_BEGIN), text.find(LATE_SETTINGS_END)
+    if start < 0 or end < start:
+        return LATE_SETTINGS
+    return text[start : end + len(LATE_SETTINGS_END)] + "\n"
+
+
+def course_config(cell_timeout: int = CELL_TIMEOUT, late: str = LATE_SETTINGS) -> str:
     """dist/course/nbgrader_config.py: how this course is graded (see the guide)."""
     return f'''\
 """nbgrader settings for the Memory Lab course (written by `python -m grading release`)."""
 
 import os
+import sys
 
 c = get_config()  # noqa: F821 (nbgrader provides get_config)
 c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
 c.CourseDirectory.course_id = {COURSE_ID!r}
+if {str(ROOT)!r} not in sys.path:  # this course's nbgrader classes live in grading/
+    sys.path.insert(0, {str(ROOT)!r})
 
+# Grading runs in a sandbox: `python -m grading autograde dist/course/submitted`.
+# nbgrader autograde and the formgrader's Autograde button refuse, naming that command,
+# before they touch a submission or a grade.
+c.Autograde.exporter_class = "grading.preprocessors.SandboxedGradingOnly"
+
+{late}
 # The learner's code is the graded work: never replace it with the instructor's copy.
 # Every other file (the checks included) is overwritten with the source version.
 c.Autograde.exclude_overwriting = {{{ASSIGNMENT!r}: {list(LEARNER_FILES)!r}}}
@@ -196,16 +229,26 @@ def _sources(path: Path) -> list[str]:
     return [cell.source for cell in nbformat.read(path, as_version=4).cells]
 
 
-def build_course(files: list[str], cell_timeout: int, log: Callable[[str], None]) -> None:
-    """dist/course/: source/milestones/ from this repository, then release/milestones/ via nbgrader.
+def build_course(
+    files: list[str], cell_timeout: int, log: Callable[[str], None], course: Path = COURSE
+) -> None:
+    """course/: source/milestones/ from this repository, then release/milestones/ via nbgrader.
 
     Only source/ and release/ are rebuilt: the gradebook, submissions, autograded work
-    and feedback of earlier grading stay (nbgrader updates the assignment in place).
+    and feedback of earlier grading stay (nbgrader updates the assignment in place), and
+    so do the late-work settings of the course's nbgrader_config.py.
+
+    source/ holds the learner core already cleared to stubs: nbgrader copies files other
+    than notebooks verbatim, so `nbgrader generate_assignment` (or the formgrader's
+    Generate button) can never publish the solution. Grading never reads source/'s
+    learner core: the sandboxed grader takes the reference from this repository.
     """
+    late = late_settings(course)
+    kept = gradebook_setting(configured_url(course))  # CourseDirectory.db_url stays too
     for built in ("source", "release"):
-        if (COURSE / built).exists():
-            shutil.rmtree(COURSE / built)
-    source = COURSE / "source" / ASSIGNMENT
+        if (course / built).exists():
+            shutil.rmtree(course / built)
+    source = course / "source" / ASSIGNMENT
     for nb in GRADED:
         _copy(ROOT / "notebooks" / f"{nb.name}.ipynb", source / f"{nb.name}.ipynb")
         _clear_notebook(source / f"{nb.name}.ipynb")
@@ -213,17 +256,13 @@ def build_course(files: list[str], cell_timeout: int, log: Callable[[str], None]
     for name in files:
         if name.startswith("code/") and name.endswith(".py"):
             _copy(ROOT / name, source / name)  # the lab's packages too: the checks live there
-    (COURSE / "nbgrader_config.py").write_text(course_config(cell_timeout))
+    for name in LEARNER_FILES:
+        (source / name).write_text(clear_solutions((ROOT / name).read_text(), name))
+    (course / "nbgrader_config.py").write_text(course_config(cell_timeout, late) + kept)
     log("nbgrader generate_assignment: clearing solutions and hidden checks ...")
-    result = nbgrader("generate_assignment", ASSIGNMENT, "--force", cwd=COURSE)
+    result = nbgrader("generate_assignment", ASSIGNMENT, "--force", cwd=course)
     if result.returncode != 0:
         raise BuildError(f"nbgrader generate_assignment failed:\n{result.stdout}{result.stderr}")
-    # nbgrader copies files other than notebooks verbatim: the learner core still holds
-    # the solution at this point, so it is replaced with the cleared copy.
-    for name in LEARNER_FILES:
-        (COURSE / "release" / ASSIGNMENT / name).write_text(
-            clear_solutions((ROOT / name).read_text(), name)
-        )
 
 
 INSTRUCTOR_PART = re.compile(
@@ -239,16 +278,16 @@ def without_instructor_parts(text: str, where: str) -> str:
     return stripped
 
 
-def build_student(files: list[str]) -> None:
+def build_student(files: list[str], course: Path = COURSE, student: Path = STUDENT) -> None:
     """dist/student/: the repository as a learner receives it."""
-    if STUDENT.exists():
-        shutil.rmtree(STUDENT)
-    release = COURSE / "release" / ASSIGNMENT
+    if student.exists():
+        shutil.rmtree(student)
+    release = course / "release" / ASSIGNMENT
     graded = {f"notebooks/{nb.name}.ipynb": release / f"{nb.name}.ipynb" for nb in GRADED}
     for name in files:
         if is_listed(name, INSTRUCTOR_ONLY):
             continue
-        target = STUDENT / name
+        target = student / name
         if name in graded:
             _copy(graded[name], target)
         elif name in LEARNER_FILES:
@@ -259,8 +298,8 @@ def build_student(files: list[str]) -> None:
                 _clear_notebook(target)
             elif name.endswith(".md"):
                 target.write_text(without_instructor_parts(target.read_text(), name))
-    (STUDENT / "nbgrader_config.py").write_text(STUDENT_NBGRADER_CONFIG)
-    _quiet_ruff_on_stubs(STUDENT / "pyproject.toml")
+    (student / "nbgrader_config.py").write_text(STUDENT_NBGRADER_CONFIG)
+    _quiet_ruff_on_stubs(student / "pyproject.toml")
 
 
 RUFF_TABLE = "[tool.ruff.lint.per-file-ignores]\n"
@@ -279,25 +318,29 @@ def _quiet_ruff_on_stubs(pyproject: Path) -> None:
     pyproject.write_text(text.replace(RUFF_TABLE, RUFF_TABLE + STUB_IGNORES, 1))
 
 
-def release(cell_timeout: int = CELL_TIMEOUT, log: Callable[[str], None] = print) -> None:
-    """Build dist/course/ and dist/student/, then prove neither holds an answer."""
+def release(
+    cell_timeout: int = CELL_TIMEOUT, log: Callable[[str], None] = print, dist: Path = DIST
+) -> None:
+    """Build dist/course/ and dist/student/ (or `dist`'s), then prove neither holds an answer."""
+    course, student = dist / COURSE.name, dist / STUDENT.name
     files = project_files()
     holders = check_markers(files)
     secrets = secret_lines(holders)
     log(f"markers checked in {len(holders)} files; {len(secrets)} secret lines to hide")
-    build_course(files, cell_timeout, log)
-    build_student(files)
+    build_course(files, cell_timeout, log, course)
+    build_student(files, course, student)
     leaks = [
-        f"{tree.relative_to(ROOT).as_posix()}/{leak}"
-        for tree in (STUDENT, COURSE / "release")
+        f"{tree.relative_to(dist).as_posix()}/{leak}"
+        for tree in (student, course / "release", course / "source")
         for leak in find_leaks(tree, secrets)
+        if tree.name != "source" or leak.split(":")[0].endswith(".py")
     ]
     if leaks:
         raise BuildError(
             "solution or hidden-check text survived in what learners receive; nothing may "
             "be published until it is gone:\n  " + "\n  ".join(leaks)
         )
-    shipped = sum(1 for p in STUDENT.rglob("*") if p.is_file())
+    shipped = sum(1 for p in student.rglob("*") if p.is_file())
     log(f"dist/student/: {shipped} files, learner core as stubs, no solution or hidden check")
     log(f"dist/course/: source/{ASSIGNMENT}/ and release/{ASSIGNMENT}/ "
         f"({len(GRADED)} graded notebooks)")  # fmt: skip

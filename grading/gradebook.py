@@ -60,9 +60,32 @@ def configured_url(course: Path) -> str | None:
     return str(url) if url else None
 
 
+def gradebook_setting(url: str | None) -> str:
+    """The course config's gradebook line, which every release keeps ("" for the default)."""
+    if not url:
+        return ""
+    return (
+        "\n# The gradebook (kept by every release; nbgrader and python -m grading both use it).\n"
+        f"c.CourseDirectory.db_url = {sqlalchemy_url(url)!r}\n"
+    )
+
+
+CHOSEN: dict[Path, str] = {}  # course folder -> the URL --db-url gave for it (this process)
+
+
+def choose(course: Path, url: str | None) -> None:
+    """--db-url: this process uses `url` as the gradebook of `course` (None: the configured)."""
+    if url is None:
+        CHOSEN.pop(course.resolve(), None)
+    else:
+        CHOSEN[course.resolve()] = sqlalchemy_url(url)
+
+
 def database_url(course: Path = COURSE, url: str | None = None) -> str:
-    """The gradebook's SQLAlchemy URL: `url` if given, else the course's, else its SQLite."""
-    return sqlalchemy_url(url or configured_url(course) or f"sqlite:///{course / 'gradebook.db'}")
+    """The gradebook's SQLAlchemy URL: `url`, or --db-url's, or the course's CourseDirectory.
+    db_url, or its SQLite file course/gradebook.db."""
+    chosen = url or CHOSEN.get(course.resolve()) or configured_url(course)
+    return sqlalchemy_url(chosen or f"sqlite:///{course / 'gradebook.db'}")
 
 
 def shown(url: str) -> str:

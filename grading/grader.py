@@ -55,6 +55,9 @@ class Graded:
     seconds: float = 0.0
     isolated: bool = True
     out_of_time: bool = False  # the submission's time budget ran out before every cell ran
+    folder: Path | None = None  # what was handed in: the notebooks, timestamp.txt, secret
+    penalty: float = 0.0  # nbgrader's late penalty, once recorded (grading/results.py)
+    written: dict = field(default_factory=dict)  # the written answers' grades, once recorded
 
     def milestone(self, number: int) -> float:
         return sum(o.score for o in self.outcomes if o.cell.milestone == number)
@@ -169,14 +172,15 @@ class Collected:
     notes: list[str]  # which code/ folder was graded, or why none; each refused file
     files: dict[str, bytes] = field(default_factory=dict)  # "scoring.py": its bytes
     found: bool = True  # False: no code/ folder to grade (notes[0] says why)
+    folder: Path | None = None  # what was handed in (notebooks, timestamp.txt, secret)
 
 
 def collect(submission: Path) -> Collected:
     """The learner files of `submission`, read as stage() once did: nothing followed."""
     code, where = locate(submission)
     if code is None:
-        return Collected(submission.name, [where], found=False)
-    collected = Collected(submission.name, [where])  # which folder was graded: the page says
+        return Collected(submission.name, [where], found=False, folder=submission)
+    collected = Collected(submission.name, [where], folder=code.parent)  # the page says which
     with tempfile.TemporaryDirectory(prefix="memory-lab-collect-") as scratch:
         for name in (Path(f).name for f in LEARNER_FILES):
             target = Path(scratch) / name
@@ -254,12 +258,24 @@ def import_message(hello: dict, function: str, folder: Path, files: Files) -> st
     return f"code/{name}.py could not be imported, so {function} cannot be checked: {first}"
 
 
-def hint(own: list[Outcome], reference: list[Outcome], first: list[Outcome]) -> str:
-    """The fix-Milestone-N-first line, when the learner's scoring changes right answers."""
+def hint(
+    own: list[Outcome],
+    reference: list[Outcome],
+    first: list[Outcome],
+    retriever: list[Outcome] | None = None,
+) -> str:
+    """The fix-Milestone-N-first line, when the learner's scoring changes right answers.
+
+    `retriever` is every retriever cell's outcome on the reference scoring, hidden ones
+    too: the line says "your retriever is right" only when all of them scored, so the hint
+    never contradicts a grade (a retriever that forgets to refresh loses Milestone 4
+    points even where its ranking is right).
+    """
     failing = [o for o in first if o.score == 0]
     if not failing:
         return ""
     worst = failing[0].cell
+    all_right = all(o.score for o in (reference if retriever is None else retriever))
     for mine, ref in zip(own, reference):
         if not ref.score or mine.cell.hidden or mine.answers == ref.answers:
             continue
@@ -268,9 +284,15 @@ def hint(own: list[Outcome], reference: list[Outcome], first: list[Outcome]) -> 
                 continue
             scenario = mine.cell.cases[index]
             shown = f"returns {got}" if got is not None else "fails"
+            if all_right:
+                return (
+                    f"your retriever is right; with your {worst.function} it {shown} on"
+                    f" '{scenario.title}' — fix Milestone {worst.milestone} first"
+                )
             return (
-                f"your retriever is right; with your {worst.function} it {shown} on"
-                f" '{scenario.title}' — fix Milestone {worst.milestone} first"
+                f"with your {worst.function}, {mine.cell.function} {shown} on"
+                f" '{scenario.title}' — fix Milestone {worst.milestone} first; your retriever"
+                " also loses points of its own (Milestone 4 and 5 checks below)"
             )
     return ""  # the learner's scoring gives the same answers: nothing to add
 
@@ -281,7 +303,7 @@ def grade(submission: Path, slot: int = 0, isolated: bool = True) -> Graded:
 
 def grade_collected(collected: Collected, slot: int = 0, isolated: bool = True) -> Graded:
     start = time.monotonic()
-    graded = Graded(collected.student, isolated=isolated)
+    graded = Graded(collected.student, isolated=isolated, folder=collected.folder)
     graded.notes = list(collected.notes)
     budget = Budget(slot, isolated, start + SUBMISSION_SECONDS)
     with tempfile.TemporaryDirectory(prefix="memory-lab-grade-") as scratch:
@@ -313,12 +335,14 @@ def runs(cells, folders: dict[str, Path], budget: Budget) -> tuple[list[Outcome]
     both = ["scoring", "retriever"]
     scoring = run(part("scoring", False), own, ["scoring"], mine, budget)
     retriever = run(part("retriever", False), reference, both, theirs, budget)
-    hint_text = ""
+    hint_text, with_own, public_retriever = "", None, list(retriever)
     if any(o.score == 0 for o in scoring) and any(o.score for o in retriever):
         public = part("retriever", False)
         with_own = run(public, own, both, mine, budget, stop_early=False)
-        hint_text = hint(with_own, retriever, scoring)
+    public_scoring = list(scoring)
     scoring += run(part("scoring", True), own, ["scoring"], mine, budget)
     retriever += run(part("retriever", True), reference, both, theirs, budget)
+    if with_own is not None:
+        hint_text = hint(with_own, public_retriever, public_scoring, retriever)
     order = {cell.id: index for index, cell in enumerate(cells)}
     return sorted(scoring + retriever, key=lambda o: order[o.cell.id]), hint_text

@@ -1,4 +1,4 @@
-"""Two nbgrader preprocessors this course adds (named in dist/course/nbgrader_config.py).
+"""What this course adds to nbgrader (named in dist/course/nbgrader_config.py).
 
 StderrIsNotFailure (autograding, right after execution): nbgrader gives a grade cell
 zero when anything reached stderr, so a library's DeprecationWarning would cost a
@@ -8,12 +8,19 @@ marked "[stderr]"; a failed check still fails, since it raises an error.
 HideHiddenChecks (feedback): nbgrader's HTML feedback shows the autograded notebook,
 hidden checks included. This removes their code and shortens a failure inside them to
 the likely mistake, without the case that failed or a traceback quoting the code.
+
+SandboxedGradingOnly (Autograde.exporter_class): `nbgrader autograde` and the
+formgrader's Autograde button would run learner code in a kernel, outside the sandbox,
+and replace the sandboxed grade. nbgrader makes its exporter before it touches any
+submission, the gradebook or autograded/, so refusing there changes nothing and says
+which command grades this course.
 """
 
 from __future__ import annotations
 
 import re
 
+from nbconvert.exporters import NotebookExporter
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from grading.markers import HIDDEN
@@ -75,3 +82,23 @@ def _shown(ename: str, message: str) -> str:
         teaching = [ln for ln in lines if ln.startswith(TEACHING_LINES)]
         return " ".join(["a hidden check failed.", *teaching])
     return lines[0] if lines else ""
+
+
+REFUSAL = (
+    "this course is graded in a sandbox, not in a notebook kernel: nbgrader autograde (and "
+    "the formgrader's Autograde button) would run learner code unsandboxed and replace the "
+    "sandboxed grades. Grade with:  python -m grading autograde dist/course/submitted"
+)
+
+
+class SandboxedGradingOnly(NotebookExporter):
+    """Autograde's exporter: refuses before any submission is read or any grade written."""
+
+    def __init__(self, *args, **kwargs):
+        from nbgrader.converters.base import NbGraderException
+
+        super().__init__(*args, **kwargs)
+        parent = kwargs.get("parent")
+        if parent is not None:
+            parent.log.error(REFUSAL)
+        raise NbGraderException(REFUSAL)

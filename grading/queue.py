@@ -4,8 +4,10 @@ PostgreSQL database.
     python -m grading autograde DIR --queue     # queue DIR's submissions, then grade too
     python -m grading worker                    # on every other machine: grade until empty
 
-Queueing collects each submission's learner files (grading/grader.py: collect) into a row
-of `memorylab_grading_queue`, so a grader needs only the database URL, not the folder.
+Queueing collects each submission's learner files (grading/grader.py: collect), and what
+nbgrader's records read beside them (the graded notebooks, timestamp.txt,
+submission_secret.txt), into a row of `memorylab_grading_queue`: a grader needs only the
+database URL, not the folder.
 A grader claims the oldest free row with `SELECT ... FOR UPDATE SKIP LOCKED` (two graders
 never claim the same row, and neither waits for the other) and takes a lease on it: a
 random token and a time, measured on the database's clock, that the grader renews while
@@ -14,9 +16,10 @@ lease runs out, and the next grader takes the submission over.
 
 The verdict is written only after the sandboxes are gone, in one transaction with
 nbgrader's grade rows (grading/gradebook.py): the queue row is locked, its token
-checked, the rows written, the row marked done, one line logged in
+checked, the rows and the late penalty written, the row marked done, one line logged in
 `memorylab_grading_log`. A grader whose lease was taken over meanwhile finds another
-token and writes nothing, so a submission is graded once, never half, never twice.
+token and writes nothing, so a submission is graded once, never half, never twice. The
+files (autograded/ and the feedback pages) follow once that transaction has committed.
 A student's rows are graded in the order they were queued (a resubmission after the
 first).
 
@@ -31,17 +34,24 @@ import base64
 import json
 import os
 import socket
+import stat
+import tempfile
 import threading
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from grading.gradebook import reach, shown, transaction
 from grading.grader import Collected, Graded
+from grading.layout import GRADED, LEARNER_FILES
 from grading.markers import BuildError
 
 QUEUE, LOG = "memorylab_grading_queue", "memorylab_grading_log"
+HANDED_IN = ("timestamp.txt", "submission_secret.txt", *(f"{nb.name}.ipynb" for nb in GRADED))
+HANDED_IN_BYTES = 4 << 20  # a file larger than this counts as not handed in
+LEARNER_NAMES = {Path(name).name for name in LEARNER_FILES}
 LEASE_SECONDS = 120.0  # a claim nobody renews for this long returns to the queue
 MAX_ATTEMPTS = 3  # claims of one submission whose results could not be written
 POLL_SECONDS = 1.0  # how often an idle grader looks again while others hold claims
@@ -108,7 +118,7 @@ class Job:
     id: int
     assignment: str
     student: str
-    collected: Collected
+    payload: dict  # pack()'s: unpack() makes it a Collected again
     attempt: int
     lease: str
 
@@ -138,14 +148,46 @@ def install(engine) -> None:
                 db.execute(text(statement))
 
 
+def handed_in(folder: Path | None) -> dict[str, bytes]:
+    """What nbgrader's records read beside the code: the graded notebooks, timestamp.txt and
+    submission_secret.txt; regular files only, never through a link, none over the cap."""
+    found: dict[str, bytes] = {}
+    if folder is None or folder.is_symlink() or not folder.is_dir():
+        return found
+    for name in HANDED_IN:
+        try:
+            fd = os.open(folder / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:  # missing, a link, unreadable: the records treat it as not handed in
+            continue
+        with os.fdopen(fd, "rb") as file:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                data = file.read(HANDED_IN_BYTES + 1)
+                if len(data) <= HANDED_IN_BYTES:
+                    found[name] = data
+    return found
+
+
 def pack(collected: Collected) -> str:
-    files = {name: base64.b64encode(data).decode() for name, data in collected.files.items()}
-    return json.dumps({"notes": collected.notes, "files": files, "found": collected.found})
+    def encoded(files: dict[str, bytes]) -> dict[str, str]:
+        return {name: base64.b64encode(data).decode() for name, data in files.items()}
+
+    return json.dumps({"notes": collected.notes, "files": encoded(collected.files),
+                       "found": collected.found,
+                       "handed_in": encoded(handed_in(collected.folder))})  # fmt: skip
 
 
-def unpack(student: str, payload: dict) -> Collected:
+def unpack(student: str, payload: dict, scratch: Path) -> Collected:
+    """The submission as collected, its handed-in files written to scratch/<student>/."""
     files = {name: base64.b64decode(data) for name, data in payload["files"].items()}
-    return Collected(student, list(payload["notes"]), files, bool(payload["found"]))
+    folder = scratch / student
+    (folder / "code").mkdir(parents=True)
+    for name, data in payload.get("handed_in", {}).items():
+        if name in HANDED_IN:  # a row is data: only the names this module writes
+            (folder / name).write_bytes(base64.b64decode(data))
+    for name, data in files.items():
+        if name in LEARNER_NAMES:
+            (folder / "code" / name).write_bytes(data)
+    return Collected(student, list(payload["notes"]), files, bool(payload["found"]), folder)
 
 
 def enqueue(engine, assignment: str, collected: list[Collected]) -> int:
@@ -178,8 +220,7 @@ def claim(engine, grader: str, lease_seconds: float) -> Job | None:
     if row is None:
         return None
     payload = row.submission if isinstance(row.submission, dict) else json.loads(row.submission)
-    collected = unpack(row.student, payload)
-    return Job(row.id, row.assignment, row.student, collected, row.attempts, lease)
+    return Job(row.id, row.assignment, row.student, payload, row.attempts, lease)
 
 
 def still_open(engine) -> int:
@@ -226,7 +267,7 @@ class Lease:
                 return
 
 
-def write(url: str, job: Job, graded: Graded, grader: str, record: Callable) -> None:
+def write(url: str, job: Job, graded: Graded, grader: str, rows: Callable) -> None:
     """The verdict, nbgrader's rows and the queue row's `done`, in one transaction, only
     while this grader's lease still holds the row (else LeaseLost and nothing written)."""
     from sqlalchemy import text
@@ -240,7 +281,7 @@ def write(url: str, job: Job, graded: Graded, grader: str, record: Callable) -> 
                 f"{job.student}: the claim ran out and another grader took it over "
                 "(this grade is discarded)"
             )
-        record(gradebook, graded)
+        rows(gradebook, graded)
         db.execute(
             text(f"UPDATE {QUEUE} SET state = 'done', done_at = now(), total = :total, "
                  "error = NULL WHERE id = :id"),
@@ -274,15 +315,16 @@ def grader_name() -> str:
 def work(
     url: str,
     grade: Callable[[Collected], Graded],
-    record: Callable,
-    after: Callable[[Graded], None] = lambda graded: None,
+    rows: Callable,
+    files: Callable[[Graded], None] = lambda graded: None,
     lease_seconds: float = LEASE_SECONDS,
     log: Callable[[str], None] = print,
 ) -> list[Graded]:
     """Claim, grade, write, until no row is queued or claimed by anyone; what it wrote.
 
-    `grade` runs the sandboxes (never raising: a crash is a verdict), `record` writes
-    nbgrader's rows into an open Gradebook, `after` writes the feedback page.
+    `grade` runs the sandboxes (never raising: a crash is a verdict), `rows(gradebook,
+    graded)` writes nbgrader's rows into the open, fenced transaction, `files(graded)`
+    the autograded notebooks and feedback pages once that transaction has committed.
     """
     if lease_seconds <= 0:
         raise BuildError(f"--lease must be a positive number of seconds, got {lease_seconds}")
@@ -300,21 +342,23 @@ def work(
                 continue
             again = f" (attempt {job.attempt}: a claim ran out)" if job.attempt > 1 else ""
             log(f"{grader} grading {job.student}{again}")
-            with Lease(engine, job, lease_seconds):
-                graded = grade(job.collected)
-            try:
-                write(url, job, graded, grader, record)
-            except LeaseLost as lost:
-                log(f"{grader}: {lost}")
-                continue
-            except Exception as error:  # one student's failure never stops the batch
-                give_back(engine, job, f"{type(error).__name__}: {error}")
-                log(f"{grader}: results for {job.student} not written: {error}")
-                continue
-            try:
-                after(graded)
-            except Exception as error:
-                log(f"{grader}: feedback for {job.student} not written: {error}")
+            with tempfile.TemporaryDirectory(prefix="memory-lab-queued-") as scratch:
+                collected = unpack(job.student, job.payload, Path(scratch))
+                with Lease(engine, job, lease_seconds):
+                    graded = grade(collected)
+                try:
+                    write(url, job, graded, grader, rows)
+                except LeaseLost as lost:
+                    log(f"{grader}: {lost}")
+                    continue
+                except Exception as error:  # one student's failure never stops the batch
+                    give_back(engine, job, f"{type(error).__name__}: {error}")
+                    log(f"{grader}: results for {job.student} not written: {error}")
+                    continue
+                try:
+                    files(graded)
+                except Exception as error:  # the grade stands; a regrade writes them again
+                    log(f"{grader}: feedback for {job.student} not written: {error}")
             written.append(graded)
             log(f"{grader} graded {job.student}: {graded.total:g}")
     finally:

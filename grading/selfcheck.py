@@ -15,8 +15,12 @@ shared-memory, tmpfs and many-process memory bombs, with the host's Shmem and
 MemAvailable sampled. Each attack must gain nothing and harm no classmate. It also
 proves that the feedback shows no hidden check, hidden input, solution line (where none
 was handed in), secret, script or path of this machine, that no descriptor leaked, and
-that grades.csv agrees with the table after every child the batch could have left has
-had time to act.
+that the export (memory-lab-grades.csv) agrees with the table after every child the batch
+could have left has had time to act.
+
+Everything happens in a scratch course (a temporary dist/ of its own, built by the same
+release): the live course's gradebook, feedback and export are never touched, and the
+self-check fails if they changed.
 Exit status 0 only if every expectation holds.
 """
 
@@ -55,7 +59,7 @@ from grading.layout import (
 )
 from grading.markers import HIDDEN, BuildError, regions, secret_lines
 from grading.mistakes import ECHO, KERNEL, KEYRING_FIRST, RESUBMITTED, SUBMISSIONS, Submission
-from grading.results import write_gradebook
+from grading.results import EXPORT, write_gradebook
 from grading.sandbox import UID_BASE
 from grading.verdict import CELLS, Outcome, request
 
@@ -71,7 +75,8 @@ MEMORY_DROP = 2 * cgroup.MEMORY_BYTES + (512 << 20)
 
 
 def fill(text: str, folder: Path, port: int) -> str:
-    for token, value in (("__ROOT__", ROOT), ("__COURSE__", COURSE), ("__FOLDER__", folder),
+    course = SCRATCH["course"]
+    for token, value in (("__ROOT__", ROOT), ("__COURSE__", course), ("__FOLDER__", folder),
                          ("__PORT__", port), ("__TABLE__", repr(numbers_table())),
                          ("__STORES__", repr(stores_table()))):  # fmt: skip
         if token in text:
@@ -145,7 +150,7 @@ def reformat(text: str, how: str) -> str:
 def build(submission: Submission, folder: Path, port: int = 0) -> Path:
     """DIR/<name>/: the student edition with this submission's learner files."""
     target = folder / submission.name
-    shutil.copytree(STUDENT, target)
+    shutil.copytree(SCRATCH["student"], target)
     for name in submission.solved:
         shutil.copy2(ROOT / name, target / name)
     for name, old, new in submission.edits:
@@ -204,7 +209,7 @@ def build(submission: Submission, folder: Path, port: int = 0) -> Path:
 
 
 def feedback_page(student: str) -> str:
-    pages = sorted((COURSE / "feedback" / student / ASSIGNMENT).glob("*.html"))
+    pages = sorted((SCRATCH["course"] / "feedback" / student / ASSIGNMENT).glob("*.html"))
     return "\n".join(page.read_text() for page in pages)
 
 
@@ -217,7 +222,7 @@ def hidden_lines() -> set[str]:
             for region in regions(cell.source, nb.name, HIDDEN):
                 lines |= {line.strip() for line in region if len(line.strip()) >= 12}
     public = set()  # a line like "run_scenario(" is also in the shipped checks' code
-    for path in STUDENT.rglob("*.py"):
+    for path in SCRATCH["student"].rglob("*.py"):
         public |= {line.strip() for line in path.read_text().splitlines()}
     return lines - public
 
@@ -260,15 +265,16 @@ def verdict(submission: Submission, result: Graded, hidden: set[str]) -> list[st
 
 def check_csv(results: list[Graded]) -> list[str]:
     try:
-        with open(COURSE / "grades.csv", newline="") as file:
+        with open(SCRATCH["course"] / EXPORT, newline="") as file:
             rows = {row["student_id"]: row for row in csv.DictReader(file)}
     except (OSError, KeyError):
-        return ["grades.csv is unreadable"]
+        return [f"{EXPORT} is unreadable"]
     problems = []
     for result in results:
         row = rows.get(result.student)
-        if row is None or float(row.get("total", "nan")) != result.total:
-            problems.append(f"grades.csv disagrees with the table for {result.student}")
+        checked = sum(float(row.get(f"milestone_{n}", "nan")) for n in range(1, 6)) if row else None
+        if checked != result.total:
+            problems.append(f"{EXPORT} disagrees with the table for {result.student}")
     return problems
 
 
@@ -329,7 +335,9 @@ def student_tests() -> list[str]:
         command += ["--junitxml", str(report), "-o", "addopts="]
         env = grading_environment()
         env.pop("PYTHONPATH")  # the learner's repository alone, as on their machine
-        done = subprocess.run(command, cwd=STUDENT, env=env, capture_output=True, text=True)
+        done = subprocess.run(
+            command, cwd=SCRATCH["student"], env=env, capture_output=True, text=True
+        )
         tree = ElementTree.parse(report)
     cases = list(tree.iter("testcase"))
     failed = {c.get("classname", "") + "::" + c.get("name", "") for c in cases
@@ -363,7 +371,7 @@ def seed_full_grade(student: str) -> None:
     """An earlier, full grade: the resubmission that crashes must not keep it."""
     full = Graded(student)
     full.outcomes = [Outcome(cell, score=float(cell.points)) for cell in CELLS]
-    write_gradebook(full)
+    write_gradebook(full, SCRATCH["course"])
 
 
 class HostMemory:
@@ -432,20 +440,50 @@ def kernel_channels(folder: Path, isolated: bool) -> tuple[list[Graded], Graded,
         build(submission, folder)
     memory = HostMemory()
     try:
-        results = autograde(folder, jobs=1, isolated=isolated, log=lambda line: None)
+        results = autograde(folder, jobs=1, isolated=isolated, course=SCRATCH["course"],
+                            log=lambda line: None)  # fmt: skip
     finally:
         problems = memory.stop()
     again = folder.parent / "regrade"
     again.mkdir()
     (folder / KEYRING_FIRST.name).rename(again / KEYRING_FIRST.name)
-    regraded = autograde(again, jobs=1, isolated=isolated, log=lambda line: None)[0]
+    regraded = autograde(again, jobs=1, isolated=isolated, course=SCRATCH["course"],
+                         log=lambda line: None)[0]  # fmt: skip
     clear_keyrings(1)
     return results, regraded, problems
 
 
+SCRATCH: dict[str, Path] = {"course": COURSE, "student": STUDENT}  # set by selfcheck()
+
+
+def live_state() -> dict[str, tuple[int, int]]:
+    """(size, mtime) of every file of the live course: the self-check must change none."""
+    if not COURSE.is_dir():
+        return {}
+    return {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in COURSE.rglob("*")
+            if p.is_file()}  # fmt: skip
+
+
 def selfcheck(jobs: int | None = None, cell_timeout: int = CELL_TIMEOUT, isolated=True) -> int:
+    """The whole self-check in a scratch course; the live one is left as it was."""
+    live = live_state()
+    dist = Path(tempfile.mkdtemp(prefix="memory-lab-selfcheck-course-"))
+    SCRATCH.update(course=dist / COURSE.name, student=dist / STUDENT.name)
+    try:
+        status = _selfcheck(jobs, cell_timeout, isolated, dist)
+    finally:
+        shutil.rmtree(dist, ignore_errors=True)
+        SCRATCH.update(course=COURSE, student=STUDENT)
+    if live_state() != live:
+        print(f"\nself-check FAILED: it changed the live course {COURSE.relative_to(ROOT)}/")
+        return 1
+    return status
+
+
+def _selfcheck(jobs: int | None, cell_timeout: int, isolated: bool, dist: Path) -> int:
     start = time.monotonic()
-    release(cell_timeout=cell_timeout)
+    release(cell_timeout=cell_timeout, dist=dist)
+    dist.chmod(0o755)
     hidden = hidden_lines()
     jobs = max(1, jobs or os.cpu_count() or 1)
     server, heard = listen()
@@ -468,6 +506,7 @@ def selfcheck(jobs: int | None = None, cell_timeout: int = CELL_TIMEOUT, isolate
             fds = len(os.listdir("/proc/self/fd"))
             try:
                 results = autograde(batch, jobs=jobs, isolated=isolated,
+                                    course=SCRATCH["course"],
                                     log=lambda line: (said.append(line), print(line)))  # fmt: skip
             except Exception as error:  # an attack that breaks the batch is a failure
                 print(f"\nself-check FAILED: the batch stopped: {type(error).__name__}: {error}")
@@ -514,7 +553,7 @@ def selfcheck(jobs: int | None = None, cell_timeout: int = CELL_TIMEOUT, isolate
     print(f"\nself-check passed: {len(checked)} gradings of {len(KERNEL + SUBMISSIONS)} "
           f"submissions as expected, feedback free of hidden checks, hidden inputs, the "
           f"solution and secrets, host memory within bounds, nothing outlived the batch, "
-          f"grades.csv consistent ({seconds:.0f} s)")  # fmt: skip
+          f"{EXPORT} consistent, all in a scratch course ({seconds:.0f} s)")  # fmt: skip
     return 0
 
 

@@ -31,6 +31,7 @@ import nbformat
 
 from grading.layout import REGISTRY, ROOT
 from grading.markers import HIDDEN, regions
+from grading.points import points
 
 sys.path.insert(0, str(ROOT / "code"))  # the instructor's checks; never a submission's
 from teaching.checks import core, m1_recency, m2_importance_relevance, m3_retrieval_score
@@ -109,12 +110,13 @@ def hidden_cases(cell_id: str) -> list:
 
 
 def _cells() -> list[Cell]:
-    cells = []
+    """Every checked cell; its points from its notebook's metadata (grading/points.py)."""
+    cells, worth = [], points()
     for row in REGISTRY.MILESTONES.values():
         for grade in row.grade_cells:
             hidden = grade.id.endswith("_hidden")
             cases = hidden_cases(grade.id) if hidden else list(PUBLIC[grade.id])
-            cells.append(Cell(grade.id, row.name, row.number, grade.points, cases, hidden))
+            cells.append(Cell(grade.id, row.name, row.number, worth[grade.id], cases, hidden))
     return cells
 
 

@@ -7,6 +7,7 @@ edition's own tests) runs in `python -m grading selfcheck`; these are its parts,
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import sys
 from pathlib import Path
@@ -338,37 +339,43 @@ def course(tmp_path, monkeypatch):
     return tmp_path
 
 
-def test_a_regrade_starts_from_zero_and_the_csv_holds_this_batch_only(course):
-    from grading.results import write_csv, write_gradebook
+def test_a_regrade_replaces_the_sandboxed_scores_and_the_export_holds_every_student(course):
+    from grading.results import EXPORT, write_csv, write_gradebook
     from grading.verdict import CELLS, Outcome
 
     write_gradebook(Graded("ana", [Outcome(c, score=float(c.points)) for c in CELLS]), course)
     write_gradebook(Graded("bo", [Outcome(c, score=float(c.points)) for c in CELLS]), course)
     crashed = Graded("ana", [Outcome(c, message="grading failed") for c in CELLS])
     write_gradebook(crashed, course)  # resubmitted, and this time the worker crashed
-    write_csv(course / "grades.csv", course, ["ana"])
-    rows = (course / "grades.csv").read_text().splitlines()
+    path = write_csv(course=course)
+    assert path.name == EXPORT != "grades.csv"  # nbgrader export's file is never overwritten
+    rows = path.read_text().splitlines()
     assert rows == [
-        "student_id,milestone_1,milestone_2,milestone_3,milestone_4,milestone_5,total",
-        "ana,0,0,0,0,0,0",
+        "student_id,timestamp,milestone_1,milestone_2,milestone_3,milestone_4,milestone_5,"
+        "written,raw_score,late_submission_penalty,score,max_score",
+        "ana,,0,0,0,0,0,0,0,0,0,31",
+        "bo,,5,6,4,8,8,0,31,0,31,31",
     ]
-    write_csv(course / "all.csv", course)
-    assert (course / "all.csv").read_text().splitlines()[-1] == "bo,5,6,4,8,8,31"
 
 
 def test_the_feedback_page_is_escaped_offline_and_capped(tmp_path):
+    from grading.layout import GRADED
     from grading.results import PAGE_BYTES, write_feedback
     from grading.verdict import CELLS, Outcome
 
     graded = Graded("ana", [Outcome(c, message="<script>x</script>" * 10_000) for c in CELLS])
     graded.notes = ["<img src=x onerror=alert(1)>"]
-    page = write_feedback(graded, tmp_path).read_text()
-    assert "<script" not in page and "<img" not in page and "://" not in page
-    assert "default-src 'none'" in page  # the browser refuses any script or fetch too
-    assert len(page.encode()) <= PAGE_BYTES
-    folder = tmp_path / "feedback" / "ana" / "milestones"
-    assert {p.name for p in folder.iterdir()} == {"feedback.html", "timestamp.txt",
-                                                  "submission_secret.txt"}  # fmt: skip
+    folder = write_feedback(graded, tmp_path)
+    for nb in GRADED:
+        page = (folder / f"{nb.name}.html").read_text()
+        assert "<script" not in page and "<img" not in page and "://" not in page
+        assert "default-src 'none'" in page  # the browser refuses any script or fetch too
+        assert len(page.encode()) <= PAGE_BYTES
+    # one page per notebook: release_feedback names each by md5(secret + notebook)
+    assert {p.name for p in folder.iterdir()} == {f"{nb.name}.html" for nb in GRADED} | {
+        "timestamp.txt",
+        "submission_secret.txt",
+    }
 
 
 def test_a_crash_line_is_quoted_only_from_the_learner_own_file(tmp_path):
@@ -436,3 +443,57 @@ def test_cells_left_when_the_time_budget_is_spent_score_0_and_say_so(tmp_path, m
     assert "used up the submission's 60 s" in outcomes[0].message
     late = Graded("slow", outcomes, out_of_time=True)
     assert table([late]).splitlines()[1].endswith("time budget of 60 s used up")
+
+
+def test_the_hint_calls_the_retriever_right_only_when_every_retriever_cell_scored():
+    from grading.grader import hint
+    from grading.verdict import CELLS, Outcome
+
+    cells = {c.id: c for c in CELLS}
+    rank, retrieve = cells["check_rank_memories"], cells["check_retrieve"]
+    scoring = [Outcome(cells["check_recency_score"], message="wrong")]  # Milestone 1 lost
+    ids = [list(rank.cases[0].ranking)]
+    with_own = [Outcome(rank, answers=[ids[0][::-1]]), Outcome(retrieve, answers=[None])]
+    right = [Outcome(rank, 2.0, answers=ids), Outcome(retrieve, 3.0, answers=[None])]
+    assert hint(with_own, right, scoring, right).startswith("your retriever is right")
+    # check_retrieve lost its points (no refresh) while the ranking was right
+    refresh_lost = [Outcome(rank, 2.0, answers=ids), Outcome(retrieve, 0.0, answers=[None])]
+    text = hint(with_own, refresh_lost, scoring, refresh_lost)
+    assert "your retriever is right" not in text
+    assert "fix Milestone 1 first" in text and "loses points of its own" in text
+
+
+def test_grading_refuses_a_release_that_disagrees_with_the_notebooks_naming_the_cell(tmp_path):
+    from grading.autograde import check_release
+    from grading.layout import ASSIGNMENT, GRADED
+    from grading.points import points
+
+    source = tmp_path / "source" / ASSIGNMENT
+    source.mkdir(parents=True)
+    for nb in GRADED:
+        shutil.copy2(ROOT / "notebooks" / f"{nb.name}.ipynb", source / f"{nb.name}.ipynb")
+    check_release(tmp_path)  # the release as built from these notebooks: nothing to say
+    path = source / "01_recency.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    for cell in notebook.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade_id") == "check_recency_score":
+            meta["points"] = 4
+        if meta.get("grade_id") == "check_recency_score_hidden":
+            cell.source = cell.source.replace("run_cases(", "run_cases(  ", 1)
+    nbformat.write(notebook, path)
+    with pytest.raises(BuildError) as refused:
+        check_release(tmp_path)
+    said = str(refused.value)
+    assert f"check_recency_score is worth {points()['check_recency_score']:g} points" in said
+    assert "check_recency_score_hidden's hidden checks differ" in said
+    assert "python -m grading release" in said
+
+
+def test_the_guide_points_table_is_the_one_generated_from_the_notebooks():
+    from grading.points import TABLE_BEGIN, TABLE_END, table
+
+    guide = (ROOT / "docs" / "instructor-guide.md").read_text()
+    start, end = guide.index(TABLE_BEGIN) + len(TABLE_BEGIN), guide.index(TABLE_END)
+    assert guide[start:end].strip() == table(), "run: python -m grading points"
+    assert "**31**" in table() and "**8**" in table() and "**39**" in table()

@@ -11,9 +11,7 @@ from grading.layout import ASSIGNMENT, GRADED, REGISTRY, ROOT
 from grading.markers import secret_lines
 
 
-def test_grades_csv_counts_only_the_autograded_cells_when_the_gradebook_holds_manual_ones(
-    tmp_path, monkeypatch
-):
+def test_the_export_counts_written_answers_apart_and_the_max_includes_them(tmp_path, monkeypatch):
     from nbgrader.api import Gradebook
 
     from grading.results import write_csv, write_gradebook
@@ -33,8 +31,8 @@ def test_grades_csv_counts_only_the_autograded_cells_when_the_gradebook_holds_ma
                     cell, name, ASSIGNMENT, max_score=points, cell_type="markdown"
                 )
     write_gradebook(Graded("ana", [Outcome(c, score=float(c.points)) for c in CELLS]), tmp_path)
-    write_csv(tmp_path / "grades.csv", tmp_path)
-    assert (tmp_path / "grades.csv").read_text().splitlines()[-1] == "ana,5,6,4,8,8,31"
+    row = write_csv(course=tmp_path).read_text().splitlines()[-1]
+    assert row == "ana,,5,6,4,8,8,0,31,0,31,39"  # written answers not graded yet: 0 of 8
 
 
 def test_every_model_answer_line_is_a_secret_the_leak_check_looks_for():

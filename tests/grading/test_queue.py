@@ -8,8 +8,8 @@ the one a single grader writes. A grader killed in the middle of writing leaves 
 
 from __future__ import annotations
 
-import dataclasses
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,12 +17,12 @@ import time
 import uuid
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from grading import selfcheck
 from grading.gradebook import opened
 from grading.layout import ASSIGNMENT, LEARNER_FILES, REGISTRY, ROOT
-from grading.markers import clear_solutions
 from grading.mistakes import SUBMISSIONS
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
@@ -37,10 +37,42 @@ PLAIN = [  # right, untouched, and every one-mistake learner core of the self-ch
 ]  # fmt: skip
 
 
+@pytest.fixture(scope="module")
+def released(tmp_path_factory):
+    """A scratch course and student edition, built by the course's own release."""
+    from grading.editions import release
+
+    dist = tmp_path_factory.mktemp("dist")
+    path = os.environ["PATH"]
+    os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{path}"  # nbgrader's alembic
+    try:
+        release(dist=dist, log=lambda line: None)
+    finally:
+        os.environ["PATH"] = path
+    return dist
+
+
+def course_on(released: Path, target: Path, url: str | None) -> Path:
+    """A copy of the scratch course whose gradebook is `url` (None: its own SQLite file),
+    holding the assignment as release records it (nbgrader generate_assignment)."""
+    from grading.editions import nbgrader
+    from grading.gradebook import gradebook_setting
+
+    course = target / "course"
+    shutil.copytree(released / "course", course)
+    if url is None:
+        return course
+    config = course / "nbgrader_config.py"
+    config.write_text(config.read_text() + gradebook_setting(url))
+    result = nbgrader("generate_assignment", ASSIGNMENT, "--force", cwd=course)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return course
+
+
 @pytest.fixture
-def gradebook_url(monkeypatch):
-    """A fresh database on the tests' embedded server, holding the assignment as release
-    records it; its SQLAlchemy URL."""
+def gradebook_url(monkeypatch, released, tmp_path):
+    """A fresh database on the tests' embedded server, the gradebook of a scratch course
+    (tmp_path/pg/course) that holds the assignment as release records it."""
     from pg_fixtures import server
 
     # nbgrader runs the `alembic` command to make a new gradebook: the venv's, on PATH
@@ -48,46 +80,49 @@ def gradebook_url(monkeypatch):
     name = f"gradebook_{uuid.uuid4().hex[:12]}"
     server().create_database(name)
     url = server().admin_url(name).replace("postgresql://", "postgresql+psycopg://", 1)
-    with_assignment(url)
+    course_on(released, tmp_path / "pg", url)
     return url
 
 
-def with_assignment(url: str) -> None:
-    with opened(url) as gradebook:
-        gradebook.add_assignment(ASSIGNMENT)
-        for notebook, cells in REGISTRY.GRADE_CELLS.items():
-            name = notebook.removesuffix(".ipynb")
-            gradebook.add_notebook(name, ASSIGNMENT)
-            for cell, points in cells.items():
-                gradebook.add_grade_cell(cell, name, ASSIGNMENT, max_score=points, cell_type="code")
-            for cell, points in REGISTRY.MANUAL_CELLS.get(notebook, {}).items():
-                gradebook.add_grade_cell(
-                    cell, name, ASSIGNMENT, max_score=points, cell_type="markdown"
-                )
-
-
 @pytest.fixture
-def submissions(tmp_path, monkeypatch):
-    """60 collected submissions: the student edition's learner core (as release clears it),
-    filled in by selfcheck.build as right, untouched or wrong in one known way."""
-    student = tmp_path / "student"
-    for name in LEARNER_FILES:
-        (student / name).parent.mkdir(parents=True, exist_ok=True)
-        (student / name).write_text(clear_solutions((ROOT / name).read_text(), name))
-    monkeypatch.setattr(selfcheck, "STUDENT", student)
+def submissions(tmp_path, monkeypatch, released):
+    """60 collected submissions as nbgrader collect leaves them (DIR/<student>/milestones/:
+    the released notebooks, code/, timestamp.txt), the learner core filled in by
+    selfcheck.build from the student edition as right, untouched or wrong in one known
+    way; every third student has written one answer in words."""
+    monkeypatch.setattr(selfcheck, "SCRATCH", {"course": released / "course",
+                                               "student": released / "student"})  # fmt: skip
+    kinds = tmp_path / "kinds"
+    kinds.mkdir()
+    built = {kind.name: selfcheck.build(kind, kinds) for kind in PLAIN}
+    notebook, cells = next(iter(REGISTRY.MANUAL_CELLS.items()))
     folder = tmp_path / "submitted"
-    folder.mkdir()
     for index in range(COUNT):
         kind = PLAIN[index % len(PLAIN)]
-        selfcheck.build(dataclasses.replace(kind, name=f"s{index:02d}-{kind.name}"), folder)
+        target = folder / f"s{index:02d}-{kind.name}" / ASSIGNMENT
+        shutil.copytree(released / "course" / "release" / ASSIGNMENT, target)
+        for name in LEARNER_FILES:
+            shutil.copy2(built[kind.name] / name, target / name)
+        (target / "timestamp.txt").write_text(f"2026-11-{1 + index % 28:02d} 10:00:00.000000 UTC")
+        if index % 3 == 0:
+            answered = nbformat.read(target / notebook, as_version=4)
+            for cell in answered.cells:
+                if cell.metadata.get("nbgrader", {}).get("grade_id") in cells:
+                    cell.source += f"\nMy answer, student {index}."
+            nbformat.write(answered, target / notebook)
     return folder
 
 
-def grade_table(url: str) -> dict[tuple[str, str, str], float | None]:
-    """(student, notebook, cell) -> auto score, for every grade row of the gradebook."""
+def grade_table(url: str) -> dict[tuple[str, str, str], tuple]:
+    """(student, notebook, cell) -> (auto score, needs manual grade, submitted at), for
+    every grade row of the gradebook."""
     with opened(url) as gradebook:
         table = {
-            (student.id, notebook.name, grade.name): grade.auto_score
+            (student.id, notebook.name, grade.name): (
+                grade.auto_score,
+                grade.needs_manual_grade,
+                submission.timestamp,
+            )
             for student in gradebook.students
             for submission in student.submissions
             for notebook in submission.notebooks
@@ -107,22 +142,20 @@ def sql(url: str, query: str, **values) -> list:
         engine.dispose()
 
 
-def single_grader(submissions: Path, tmp_path: Path) -> dict:
-    """The table one grader writes, one submission after another, into its own gradebook."""
+def single_grader(submissions: Path, released: Path, tmp_path: Path) -> dict:
+    """The table one grader writes, one submission after another, into its own gradebook
+    (the scratch course's SQLite file)."""
     from grading.autograde import autograde
 
-    course = tmp_path / "single"
-    course.mkdir()
-    url = f"sqlite:///{course / 'gradebook.db'}"
-    with_assignment(url)
-    results = autograde(submissions, jobs=1, course=course, url=url, log=lambda line: None)
+    course = course_on(released, tmp_path / "single", None)
+    results = autograde(submissions, jobs=1, course=course, log=lambda line: None)
     assert len(results) == COUNT
-    return grade_table(url)
+    return grade_table(f"sqlite:///{course / 'gradebook.db'}")
 
 
 def grader(tmp_path: Path, name: str, url: str, slot: int) -> subprocess.Popen:
     """`python -m grading worker` in a working folder of its own, as on another machine."""
-    home = tmp_path / name
+    home = tmp_path / name  # its course folder: where its feedback pages go
     (home / "course").mkdir(parents=True)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
     with (home / "log").open("w") as log:  # the child has its own copy of the descriptor
@@ -163,26 +196,35 @@ def wait(process: subprocess.Popen, url: str, log: Path) -> None:
 
 
 def test_two_graders_one_killed_grade_each_submission_once_as_one_grader_does(
-    gradebook_url, submissions, tmp_path
+    gradebook_url, submissions, released, tmp_path
 ):
     url = gradebook_url
-    single = single_grader(submissions, tmp_path)
+    single = single_grader(submissions, released, tmp_path)
     enqueue(url, submissions)
     started = time.monotonic()
     first, second = grader(tmp_path, "a", url, 0), grader(tmp_path, "b", url, 1)
     doomed = f"{os.uname().nodename}:{first.pid}"
-    held: list = []
-    while not held:  # kill the first grader mid-batch, while it holds a claim
-        assert first.poll() is None, (tmp_path / "a" / "log").read_text()[-3000:]
-        mine = sql(url, "SELECT count(*) FROM memorylab_grading_log WHERE grader = :g", g=doomed)
-        if mine[0][0] >= 10:
-            os.kill(first.pid, signal.SIGKILL)
-            first.wait()
-            held = sql(url, "SELECT id, student FROM memorylab_grading_queue WHERE grader = :g "
-                            "AND state = 'claimed'", g=doomed)  # fmt: skip
-            assert held, "killed between two submissions: the test could not show a reclaim"
-        time.sleep(0.05)
-    wait(second, url, tmp_path / "b" / "log")
+    try:
+        held: list = []
+        while not held:  # kill the first grader mid-batch, while it holds a claim
+            assert first.poll() is None, (tmp_path / "a" / "log").read_text()[-3000:]
+            mine = sql(url, "SELECT count(*) FROM memorylab_grading_log WHERE grader = :g",
+                       g=doomed)[0][0]  # fmt: skip
+            claimed = sql(url, "SELECT id, student FROM memorylab_grading_queue WHERE "
+                               "grader = :g AND state = 'claimed'", g=doomed)  # fmt: skip
+            if mine >= 10 and claimed:
+                os.kill(first.pid, signal.SIGKILL)
+                first.wait()
+                held = sql(url, "SELECT id, student FROM memorylab_grading_queue WHERE "
+                                "grader = :g AND state = 'claimed'", g=doomed)  # fmt: skip
+                assert held, "it wrote the claimed one before it died: no reclaim to show"
+            time.sleep(0.02)
+        wait(second, url, tmp_path / "b" / "log")
+    finally:
+        for process in (first, second):
+            if process.poll() is None:
+                process.kill()
+                process.wait()
     seconds = time.monotonic() - started
 
     log = sql(url, "SELECT queue_id, student, grader, attempt FROM memorylab_grading_log")
@@ -215,7 +257,7 @@ graded.outcomes = [Outcome(cell, score=float(cell.points)) for cell in CELLS]
 
 def half_then_killed(gradebook, graded):
     half = Graded(graded.student, graded.outcomes[: len(graded.outcomes) // 2])
-    results.record(gradebook, half)  # nbgrader commits after each call
+    results.fill_gradebook(gradebook, half)  # nbgrader commits after each call
     os.kill(os.getpid(), signal.SIGKILL)
 
 queue.write(url, job, graded, "doomed", half_then_killed)
