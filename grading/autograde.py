@@ -282,6 +282,9 @@ def through_queue(students, jobs, isolated, course, log, lease) -> list[Graded]:
     log(f"queued {count} submissions in {shown(url)}; other graders: python -m grading worker")
     results = work_queue(jobs, isolated, course, log, lease)
     export = write_csv(course / EXPORT, course)
+    log("")
+    log(f"graded here ({len(results)} of {count}; the rest by other graders):")
+    log(table(results, isolated))
     log(f"grades:   {export} (every student graded so far, whoever graded them)")
     return results
 
