@@ -1,4 +1,4 @@
-"""python -m grading release | autograde DIR | worker | selfcheck | points (see __init__)."""
+"""python -m grading: release, autograde DIR, worker, selfcheck, points, reshape."""
 
 from __future__ import annotations
 
@@ -47,6 +47,9 @@ def main(argv: list[str] | None = None) -> int:
         )
     check = commands.add_parser("selfcheck", help="prove the pipeline on known submissions")
     commands.add_parser("points", help="print the points table (from the graded notebooks)")
+    reshaped = commands.add_parser(
+        "reshape", help="a graded cell added or removed after submissions: rebuild and regrade"
+    )
     for command in (build, check):  # the notebooks' nbgrader config (autograde runs none)
         command.add_argument(
             "--cell-timeout",
@@ -54,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
             default=CELL_TIMEOUT,
             help=f"seconds a notebook cell may run when grading (default {CELL_TIMEOUT})",
         )
-    for command in (grade, work, check):
+    for command in (grade, work, check, reshaped):
         command.add_argument("--jobs", type=int, default=None, help="parallel graders (cores)")
         command.add_argument(
             "--no-isolation",
@@ -69,6 +72,10 @@ def main(argv: list[str] | None = None) -> int:
             from grading.points import table
 
             print(table())
+        elif args.command == "reshape":
+            from grading.reshape import reshape
+
+            reshape(jobs=args.jobs, isolated=not args.no_isolation)
         elif args.command == "autograde":
             from grading.autograde import autograde_command
 

@@ -151,7 +151,7 @@ def check_release(course: Path = COURSE) -> None:
             "the course was released from other notebooks than notebooks/ holds now; "
             "nothing was graded:\n  " + "\n  ".join(problems) + "\nA changed point value "
             "or hidden check: run `python -m grading release`, then grade again (manual "
-            "grades stay). A cell added or removed: see docs/instructor-guide.md."
+            "grades stay). A cell added or removed: `python -m grading reshape`."
         )
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import nbformat
 
+from grading import layout
 from grading.gradebook import configured_url, gradebook_setting
 from grading.layout import (
     ASSIGNMENT,
@@ -183,6 +184,11 @@ def grading_environment() -> dict[str, str]:
     return env
 
 
+def _made(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 def _copy(source: Path, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy2(source, target)
@@ -245,12 +251,15 @@ def build_course(
     """
     late = late_settings(course)
     kept = gradebook_setting(configured_url(course))  # CourseDirectory.db_url stays too
+    previous = course / ".previous-release"  # put back if nbgrader refuses the new one
+    if previous.exists():
+        shutil.rmtree(previous)
     for built in ("source", "release"):
         if (course / built).exists():
-            shutil.rmtree(course / built)
+            (course / built).rename(_made(previous) / built)
     source = course / "source" / ASSIGNMENT
     for nb in GRADED:
-        _copy(ROOT / "notebooks" / f"{nb.name}.ipynb", source / f"{nb.name}.ipynb")
+        _copy(layout.NOTEBOOKS / f"{nb.name}.ipynb", source / f"{nb.name}.ipynb")
         _clear_notebook(source / f"{nb.name}.ipynb")
     _copy(ROOT / "notebooks" / "workbook.py", source / "workbook.py")  # their first cell runs it
     for name in files:
@@ -262,7 +271,55 @@ def build_course(
     log("nbgrader generate_assignment: clearing solutions and hidden checks ...")
     result = nbgrader("generate_assignment", ASSIGNMENT, "--force", cwd=course)
     if result.returncode != 0:
-        raise BuildError(f"nbgrader generate_assignment failed:\n{result.stdout}{result.stderr}")
+        for built in ("source", "release"):
+            if (previous / built).exists():
+                if (course / built).exists():
+                    shutil.rmtree(course / built)
+                (previous / built).rename(course / built)
+        said = f"{result.stdout}{result.stderr}"
+        if "Cannot add or remove cells" in said:
+            raise BuildError(
+                "a graded cell was added or removed after students submitted, which nbgrader "
+                "refuses; the previous release is kept. Run `python -m grading reshape` (it "
+                "keeps every hand grade it can and names the rest)."
+            )
+        raise BuildError(f"nbgrader generate_assignment failed (the previous release is kept):"
+                         f"\n{said}")  # fmt: skip
+    if previous.exists():
+        shutil.rmtree(previous)
+
+
+GRADED_WHERE = """\
+# Where notebooks 01-04 and 07a are
+
+In this nbgrader assignment the five graded notebooks (01_recency, 02_importance_and_relevance,
+03_retrieval_score, 04_retriever, 07a_kinds) sit at the top of the folder, beside `code/`:
+nbgrader grades the notebooks it finds there. Open them there; they run as they would here
+(each finds `code/` through its first cell). Everything else of the workbook is where the
+README says.
+"""
+
+
+def whole_workbook(course: Path, student: Path) -> int:
+    """The student edition's other files into the assignment, source/ and release/ alike.
+
+    The released assignment then holds everything a learner works with (notebooks 00, 05,
+    06a, 06b, 07b-10, data/, the tests, the docs), so the exchange alone hands out the
+    whole workbook; nbgrader copies these files verbatim, so the formgrader's Generate
+    button rebuilds the same release. Returns how many files were added.
+    """
+    graded = {f"notebooks/{nb.name}.ipynb" for nb in GRADED}
+    added = 0
+    for path in sorted(p for p in student.rglob("*") if p.is_file()):
+        name = path.relative_to(student).as_posix()
+        if name in graded or (name.startswith("code/") and name.endswith(".py")):
+            continue  # the assignment's own: the graded notebooks at the top, its code/
+        for built in ("source", "release"):
+            _copy(path, course / built / ASSIGNMENT / name)
+        added += 1
+    for built in ("source", "release"):
+        (course / built / ASSIGNMENT / "notebooks" / "GRADED_NOTEBOOKS.md").write_text(GRADED_WHERE)
+    return added
 
 
 INSTRUCTOR_PART = re.compile(
@@ -329,6 +386,7 @@ def release(
     log(f"markers checked in {len(holders)} files; {len(secrets)} secret lines to hide")
     build_course(files, cell_timeout, log, course)
     build_student(files, course, student)
+    added = whole_workbook(course, student)
     leaks = [
         f"{tree.relative_to(dist).as_posix()}/{leak}"
         for tree in (student, course / "release", course / "source")
@@ -342,5 +400,5 @@ def release(
         )
     shipped = sum(1 for p in student.rglob("*") if p.is_file())
     log(f"dist/student/: {shipped} files, learner core as stubs, no solution or hidden check")
-    log(f"dist/course/: source/{ASSIGNMENT}/ and release/{ASSIGNMENT}/ "
-        f"({len(GRADED)} graded notebooks)")  # fmt: skip
+    log(f"dist/course/: source/{ASSIGNMENT}/ and release/{ASSIGNMENT}/ ({len(GRADED)} graded "
+        f"notebooks, and {added} files more: the whole workbook)")  # fmt: skip

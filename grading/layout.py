@@ -11,6 +11,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DIST = ROOT / "dist"
 STUDENT = DIST / "student"
 COURSE = DIST / "course"
+NOTEBOOKS = ROOT / "notebooks"  # the graded notebooks: points and hidden checks (points.py)
 ASSIGNMENT = "milestones"  # the nbgrader assignment: the graded notebooks (01-04, 07a) and code/
 COURSE_ID = "memory-lab"
 

@@ -21,12 +21,14 @@ from pathlib import Path
 
 import nbformat
 
-from grading.layout import ASSIGNMENT, GRADED, REGISTRY, ROOT
+from grading import layout
+from grading.layout import ASSIGNMENT, GRADED, REGISTRY
 from grading.markers import HIDDEN, regions
 
 
-def notebook_cells(folder: Path = ROOT / "notebooks") -> dict[str, dict[str, tuple]]:
+def notebook_cells(folder: Path | None = None) -> dict[str, dict[str, tuple]]:
     """{notebook: {grade_id: (points, hidden-check text)}} of every graded cell of `folder`."""
+    folder = layout.NOTEBOOKS if folder is None else folder
     found: dict[str, dict[str, tuple]] = {}
     for nb in GRADED:
         path = folder / f"{nb.name}.ipynb"
@@ -52,7 +54,7 @@ def stale(course: Path) -> list[str]:
     Empty when they agree. A changed point value or hidden check is fixed by building the
     course again (`python -m grading release`, then grade again: manual grades stay). A
     cell added or removed after students submitted is refused by nbgrader's own
-    generate_assignment ("Cannot add or remove cells"); the guide says what to do.
+    generate_assignment ("Cannot add or remove cells"): `python -m grading reshape`.
     """
     released = notebook_cells(course / "source" / ASSIGNMENT)
     working = notebook_cells()

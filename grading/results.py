@@ -178,7 +178,7 @@ def fill_gradebook(gradebook, graded: Graded, folder: Path | None = None) -> Non
 
 def write_autograded(graded: Graded, course: Path = COURSE, folder: Path | None = None) -> Path:
     """autograded/<student>/milestones/: what the formgrader opens for this submission."""
-    from nbgrader.preprocessors import OverwriteCells
+    from nbgrader.preprocessors import DeduplicateIds, OverwriteCells
 
     from grading.grader import copy_regular
 
@@ -194,7 +194,12 @@ def write_autograded(graded: Graded, course: Path = COURSE, folder: Path | None 
         if notebook is None:  # not handed in: the released copy, so the page still opens
             notebook = submitted_notebook(released, nb.name) or nbformat.v4.new_notebook()
         resources = {"nbgrader": {"db_url": url, "assignment": ASSIGNMENT, "notebook": nb.name}}
-        notebook, _ = OverwriteCells(add_missing_cells=True).preprocess(notebook, resources)
+        try:  # nbgrader's own sanitizing, as its autograde does
+            notebook, _ = DeduplicateIds().preprocess(notebook, resources)
+            notebook, _ = OverwriteCells(add_missing_cells=True).preprocess(notebook, resources)
+        except Exception:  # a notebook nbgrader cannot restore: the released one instead
+            notebook = submitted_notebook(released, nb.name) or nbformat.v4.new_notebook()
+            notebook, _ = OverwriteCells(add_missing_cells=True).preprocess(notebook, resources)
         for cell in notebook.cells:
             if cell.cell_type != "code":
                 continue

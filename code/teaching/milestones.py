@@ -1,4 +1,4 @@
-"""The milestones, in one place: which function, in which file, checked where, worth what.
+"""The milestones, in one place: which function, in which file, checked by which cells.
 
 Everything that needs to know the learner's functions reads this table: the checks
 (which file to fix), progress, the widgets, the test configuration, the marker test,
@@ -10,8 +10,10 @@ function, its check and its notebook).
 This module imports nothing from the lab, so the instructor's tools can read it on its
 own (by file path) without putting code/ on sys.path.
 
-Deliberately left out: the checks themselves (teaching/checks/) and the notebooks' cells,
-whose nbgrader metadata a test compares with GRADE_CELLS below.
+Deliberately left out: the checks themselves (teaching/checks/) and what each cell is
+worth. Points, like hidden checks, live in one place only, the graded notebooks' nbgrader
+metadata, which nbgrader and the sandboxed grader both read; a test holds the cells'
+ids here equal to the notebooks'.
 """
 
 from __future__ import annotations
@@ -20,10 +22,9 @@ from typing import NamedTuple
 
 
 class GradeCell(NamedTuple):
-    """One graded cell of a milestone notebook: its nbgrader grade_id and its points."""
+    """One graded cell of a milestone notebook: its nbgrader grade_id (points: its metadata)."""
 
     id: str
-    points: int
 
 
 class Milestone(NamedTuple):
@@ -49,28 +50,28 @@ class Milestone(NamedTuple):
         return f"{self.file}, Milestone {self.number} ({self.notebook})"
 
 
-def _row(name, number, module, notebook, *cells: tuple[str, int]) -> Milestone:
-    return Milestone(name, number, module, notebook, tuple(GradeCell(*c) for c in cells))
+def _row(name, number, module, notebook, *cells: str) -> Milestone:
+    return Milestone(name, number, module, notebook, tuple(GradeCell(c) for c in cells))
 
 
-# function, milestone, file in code/, notebook, then each grade cell (grade_id, points)
+# function, milestone, file in code/, notebook, then the grade_id of each grade cell
 _ROWS = (
     _row("recency_score", 1, "scoring", "01_recency.ipynb",
-         ("check_recency_score", 3), ("check_recency_score_hidden", 2)),
+         "check_recency_score", "check_recency_score_hidden"),
     _row("importance_score", 2, "scoring", "02_importance_and_relevance.ipynb",
-         ("check_importance_score", 1), ("check_importance_score_hidden", 1)),
+         "check_importance_score", "check_importance_score_hidden"),
     _row("relevance_score", 2, "scoring", "02_importance_and_relevance.ipynb",
-         ("check_relevance_score", 2), ("check_relevance_score_hidden", 2)),
+         "check_relevance_score", "check_relevance_score_hidden"),
     _row("retrieval_score", 3, "scoring", "03_retrieval_score.ipynb",
-         ("check_retrieval_score", 2), ("check_retrieval_score_hidden", 2)),
+         "check_retrieval_score", "check_retrieval_score_hidden"),
     _row("rank_memories", 4, "retriever", "04_retriever.ipynb",
-         ("check_rank_memories", 2)),
+         "check_rank_memories"),
     _row("retrieve", 4, "retriever", "04_retriever.ipynb",
-         ("check_retrieve", 3), ("check_retrieve_hidden", 3)),
+         "check_retrieve", "check_retrieve_hidden"),
     _row("kind_recency_score", 5, "scoring", "07a_kinds.ipynb",
-         ("check_kind_recency_score", 2), ("check_kind_recency_score_hidden", 2)),
+         "check_kind_recency_score", "check_kind_recency_score_hidden"),
     _row("retrieve_by_kind", 5, "retriever", "07a_kinds.ipynb",
-         ("check_retrieve_by_kind", 2), ("check_retrieve_by_kind_hidden", 2)),
+         "check_retrieve_by_kind", "check_retrieve_by_kind_hidden"),
 )  # fmt: skip
 
 MILESTONES: dict[str, Milestone] = {row.name: row for row in _ROWS}  # in milestone order
@@ -78,12 +79,11 @@ MILESTONES: dict[str, Milestone] = {row.name: row for row in _ROWS}  # in milest
 # Derived, never written out again elsewhere:
 LEARNER_FILES = tuple(dict.fromkeys(row.file for row in _ROWS))  # code/scoring.py, ...
 NOTEBOOKS = {row.notebook: row.number for row in _ROWS}  # graded notebook -> its milestone
-GRADE_CELLS = {  # notebook -> {grade_id: points}
-    notebook: {cell.id: cell.points for row in _ROWS if row.notebook == notebook
-               for cell in row.grade_cells}
+GRADE_CELLS = {  # notebook -> (grade_id, ...) of its autograded cells
+    notebook: tuple(cell.id for row in _ROWS if row.notebook == notebook
+                    for cell in row.grade_cells)
     for notebook in NOTEBOOKS
 }  # fmt: skip
-TOTAL_POINTS = sum(cell.points for row in _ROWS for cell in row.grade_cells)
 
 # The tests that are a learner's to-do list: they fail until the milestones are right,
 # while every other test that reaches an unfinished function is skipped ("waits for you").
@@ -101,12 +101,11 @@ def where(name: str) -> str:
 
 
 # Answers in words, graded by hand in nbgrader's formgrader (markdown cells with
-# `solution` and `grade` set): notebook -> {grade_id: points}. They are not milestones:
-# the autograder's table, total and grades.csv leave them out (TOTAL_POINTS above counts
-# only the checked cells), and the instructor's model answer in each is a solution region,
-# cleared from the student edition like any other.
+# `solution` and `grade` set): notebook -> (grade_id, ...). They are not milestones: the
+# autograder's table leaves them out (the export has them as "written"), and the
+# instructor's model answer in each is a solution region, cleared from the student
+# edition like any other.
 MANUAL_CELLS = {
-    "01_recency.ipynb": {"explain_last_access": 2, "explain_flat_store": 2},
-    "04_retriever.ipynb": {"explain_refresh_cost": 2, "explain_no_replay": 2},
+    "01_recency.ipynb": ("explain_last_access", "explain_flat_store"),
+    "04_retriever.ipynb": ("explain_refresh_cost", "explain_no_replay"),
 }
-MANUAL_POINTS = sum(points for cells in MANUAL_CELLS.values() for points in cells.values())

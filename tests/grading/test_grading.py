@@ -328,14 +328,17 @@ def course(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
 
     from grading.layout import ASSIGNMENT, REGISTRY
+    from grading.points import points
 
+    worth = points()
     with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gradebook:
         gradebook.add_assignment(ASSIGNMENT)
         for notebook, cells in REGISTRY.GRADE_CELLS.items():
             name = notebook.removesuffix(".ipynb")
             gradebook.add_notebook(name, ASSIGNMENT)
-            for cell, points in cells.items():
-                gradebook.add_grade_cell(cell, name, ASSIGNMENT, max_score=points, cell_type="code")
+            for cell in cells:
+                gradebook.add_grade_cell(cell, name, ASSIGNMENT, max_score=worth[cell],
+                                         cell_type="code")  # fmt: skip
     return tmp_path
 
 

@@ -19,17 +19,20 @@ def test_the_export_counts_written_answers_apart_and_the_max_includes_them(tmp_p
 
     # nbgrader runs the `alembic` command to make a new gradebook: the venv's, on PATH
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    from grading.points import points
+
+    worth = points()  # every graded cell's, written ones too: the notebooks' metadata
     with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gradebook:
         gradebook.add_assignment(ASSIGNMENT)
         for notebook, cells in REGISTRY.GRADE_CELLS.items():
             name = notebook.removesuffix(".ipynb")
             gradebook.add_notebook(name, ASSIGNMENT)
-            for cell, points in cells.items():
-                gradebook.add_grade_cell(cell, name, ASSIGNMENT, max_score=points, cell_type="code")
-            for cell, points in REGISTRY.MANUAL_CELLS.get(notebook, {}).items():  # as release
-                gradebook.add_grade_cell(
-                    cell, name, ASSIGNMENT, max_score=points, cell_type="markdown"
-                )
+            for cell in cells:
+                gradebook.add_grade_cell(cell, name, ASSIGNMENT, max_score=worth[cell],
+                                         cell_type="code")  # fmt: skip
+            for cell in REGISTRY.MANUAL_CELLS.get(notebook, ()):  # as release
+                gradebook.add_grade_cell(cell, name, ASSIGNMENT, max_score=worth[cell],
+                                         cell_type="markdown")  # fmt: skip
     write_gradebook(Graded("ana", [Outcome(c, score=float(c.points)) for c in CELLS]), tmp_path)
     row = write_csv(course=tmp_path).read_text().splitlines()[-1]
     assert row == "ana,,5,6,4,8,8,0,31,0,31,39"  # written answers not graded yet: 0 of 8

@@ -49,17 +49,20 @@ class Term:
         self.exchange.mkdir(mode=0o777)
         self.exchange.chmod(0o777)
 
-    def nbgrader(self, *args: str, student: str | None = None, check: bool = True):
+    def nbgrader(self, *args: str, student: str | None = None, check: bool = True, cwd=None):
         env = {k: v for k, v in grading_environment().items() if not k.startswith("JUPYTER")}
-        cwd = self.course
+        home = cwd = cwd or self.course
         if student is not None:  # a learner on their own machine: their HOME, their name
-            cwd = self.root / "home" / student
-            cwd.mkdir(parents=True, exist_ok=True)
-            env.update(HOME=str(cwd), USER=student, LOGNAME=student)
+            home = self.root / "home" / student
+            cwd = cwd if cwd != self.course else home
+            home.mkdir(parents=True, exist_ok=True)
+            env.update(HOME=str(home), USER=student, LOGNAME=student)
         else:
             env.update(HOME=str(self.root / "home" / "instructor"))
         command = [sys.executable, "-m", "nbgrader", *args, f"--Exchange.root={self.exchange}"]
-        if student is not None:
+        if args[0] == "validate":
+            command = command[:-1]
+        elif student is not None:
             command.append(f"--course={COURSE_ID}")
             if args[0] == "submit":  # as root, nbgrader would take the OS user's name
                 command.append(f"--student={student}")
@@ -93,13 +96,15 @@ def work(term: Term, student: str) -> None:
             text = (folder / name).read_text()
             assert text.count(old) == 1
             (folder / name).write_text(text.replace(old, new))
-    if student == RIGHT:
-        path = folder / "01_recency.ipynb"
-        notebook = nbformat.read(path, as_version=4)
-        for cell in notebook.cells:
-            if cell.metadata.get("nbgrader", {}).get("grade_id") == "explain_last_access":
-                cell.source = ANSWER
-        nbformat.write(notebook, path)
+    if student == RIGHT:  # every written answer, in words of their own
+        for nb in GRADED:
+            path = folder / f"{nb.name}.ipynb"
+            notebook = nbformat.read(path, as_version=4)
+            for cell in notebook.cells:
+                meta = cell.metadata.get("nbgrader", {})
+                if meta.get("solution") and meta.get("grade") and cell.cell_type == "markdown":
+                    cell.source = ANSWER
+            nbformat.write(notebook, path)
 
 
 def grades(term: Term) -> dict[str, dict[str, float]]:
@@ -160,6 +165,18 @@ def term(tmp_path_factory):
         term.nbgrader("submit", ASSIGNMENT, student=student)
     term.nbgrader("collect", ASSIGNMENT)
     return term
+
+
+def test_the_exchange_hands_out_the_whole_workbook_and_nbgrader_validate_passes_on_it(term):
+    fetched = term.root / "home" / RIGHT / ASSIGNMENT
+    student = term.root / "dist" / "student"
+    graded = {f"notebooks/{nb.name}.ipynb" for nb in GRADED}
+    everything = {p.relative_to(student).as_posix() for p in student.rglob("*") if p.is_file()}
+    for name in sorted(everything - graded):  # every file a learner works with
+        assert (fetched / name).is_file(), name
+    for nb in GRADED:  # the graded ones at the top, where nbgrader grades them
+        done = term.nbgrader("validate", f"{nb.name}.ipynb", student=RIGHT, cwd=fetched)
+        assert "Success! Your notebook passes all the tests." in done.stdout, done.stdout
 
 
 def test_the_whole_term_runs_in_nbgrader_tools_on_sandboxed_grades(term):
