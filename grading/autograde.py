@@ -33,18 +33,20 @@ from pathlib import Path
 
 from grading.cgroup import describe
 from grading.editions import CELL_TIMEOUT, release
-from grading.grader import SUBMISSION_SECONDS, Graded, grade
+from grading.gradebook import choose, opened, reach, shown, transaction
+from grading.grader import SUBMISSION_SECONDS, Collected, Graded, collect, grade, grade_collected
 from grading.layout import ASSIGNMENT, COURSE
 from grading.markers import BuildError
 from grading.points import stale
 from grading.results import (
     EXPORT,
-    assign_late_penalties,
+    fill_gradebook,
+    gradebook_url,
+    late_penalty,
     maxima,
     write_autograded,
     write_csv,
     write_feedback,
-    write_gradebook,
     written_grades,
 )
 from grading.sandbox import probe
@@ -88,12 +90,15 @@ def safely(submission: Path, slots: queue.Queue, isolated: bool) -> Graded:
         slots.put(slot)
 
 
-def grade_safely(submission: Path, slot: int = 0, isolated: bool = True) -> Graded:
+def grade_safely(submission: Path | Collected, slot: int = 0, isolated: bool = True) -> Graded:
     """grade(); an unexpected error is 'grading failed', 0 points, never an earlier grade."""
     try:
+        if isinstance(submission, Collected):  # collected elsewhere (grading/queue.py)
+            return grade_collected(submission, slot, isolated)
         return grade(submission, slot, isolated)
     except Exception as error:  # one student's failure never stops the batch
-        failed = Graded(submission.name, isolated=isolated)
+        name = submission.student if isinstance(submission, Collected) else submission.name
+        failed = Graded(name, isolated=isolated)
         failed.notes = [f"grading failed: 0 points ({type(error).__name__}; see the log)"]
         failed.outcomes = [Outcome(c, message="grading failed") for c in CELLS]
         traceback.print_exc()
@@ -103,20 +108,32 @@ def grade_safely(submission: Path, slot: int = 0, isolated: bool = True) -> Grad
 def record(graded: Graded, course: Path = COURSE) -> Graded:
     """Write nbgrader's records of one graded submission; a failure is a note, not a stop.
 
-    Called only once the submission's sandboxes are gone. Gradebook first (the regrade
-    updates it in place), then the autograded notebooks, the late penalty and the
-    feedback pages, which show the written answers' grades as they stand.
+    Called only once the submission's sandboxes are gone. The gradebook rows and the late
+    penalty first, in one transaction (a grader killed meanwhile leaves no half-graded
+    submission); then the autograded notebooks and the feedback pages, which show the
+    written answers' grades as they stand.
     """
     with RECORDING:
         try:
-            write_gradebook(graded, course, graded.folder)
-            write_autograded(graded, course, graded.folder)
-            graded.penalty = assign_late_penalties(graded.student, course)
-            graded.written = written_grades(graded.student, course)
-            write_feedback(graded, course, graded.folder, graded.written)
+            with transaction(gradebook_url(course)) as (gradebook, _):
+                record_rows(gradebook, graded, course)
+            record_files(graded, course)
         except Exception as error:  # one student's failure never stops the batch
             graded.notes.append(f"results not written: {type(error).__name__}: {error}")
     return graded
+
+
+def record_rows(gradebook, graded: Graded, course: Path = COURSE) -> None:
+    """The submission's gradebook rows and late penalty, in the caller's transaction."""
+    fill_gradebook(gradebook, graded, graded.folder)
+    graded.penalty = late_penalty(gradebook, graded.student, course)
+
+
+def record_files(graded: Graded, course: Path = COURSE) -> None:
+    """The autograded notebooks and feedback pages, from the committed gradebook."""
+    write_autograded(graded, course, graded.folder)
+    graded.written = written_grades(graded.student, course)
+    write_feedback(graded, course, graded.folder, graded.written)
 
 
 def grade_and_record(
@@ -144,19 +161,34 @@ def autograde(
     isolated: bool = True,
     course: Path = COURSE,
     log: Callable[[str], None] = print,
+    url: str | None = None,
+    student: str | None = None,
+    assignment: str | None = None,
+    queued: bool = False,
+    lease: float | None = None,
 ) -> list[Graded]:
-    """Grade every student of `folder`, in parallel; nbgrader's records, a table, the export."""
+    """Grade every student of `folder` (or only `student`), in parallel; a table, the export
+    and feedback. `url`: the gradebook (else the course's); `queued`: through the
+    gradebook's queue, shared with every `python -m grading worker` (grading/queue.py)."""
     if isolated:
         try:
             probe()
         except RuntimeError as error:
             raise BuildError(str(error)) from None
-    students = submissions_in(folder, log)
-    if not (course / "gradebook.db").is_file():
+    students = chosen(submissions_in(folder, log), folder, student, assignment)
+    if url is not None:
+        choose(course, url)
+    if not knows_assignment(gradebook_url(course)):
+        if course != COURSE:
+            raise BuildError(f"the gradebook {shown(gradebook_url(course))} has no assignment "
+                             f"{ASSIGNMENT!r}: build the course first (python -m grading "
+                             "release)")  # fmt: skip
         log("no course yet: building it first (python -m grading release)")
         release(cell_timeout=CELL_TIMEOUT, log=log)
     check_release(course)
     jobs = max(1, jobs or os.cpu_count() or 1)
+    if queued:
+        return through_queue(students, jobs, isolated, course, log, lease)
     log(f"grading {len(students)} submissions, {jobs} at a time ...")
     log(f"  {describe()}")  # whether the kernel caps each worker's memory as a whole
     if not isolated:
@@ -206,6 +238,101 @@ def table(results: list[Graded], isolated: bool = True) -> str:
     return "\n".join(lines)
 
 
-def autograde_command(folder: Path, jobs: int | None, isolated: bool = True) -> int:
-    autograde(folder, jobs=jobs, isolated=isolated)
+def chosen(
+    students: list[Path], folder: Path, student: str | None, assignment: str | None
+) -> list[Path]:
+    """--student: that one submission only; --assignment: the course's one, by name."""
+    if assignment is not None and assignment != ASSIGNMENT:
+        raise BuildError(f"--assignment {assignment!r}: this course grades one assignment, "
+                         f"{ASSIGNMENT!r}")  # fmt: skip
+    if student is None:
+        return students
+    picked = [path for path in students if path.name == student]
+    if not picked:
+        raise BuildError(f"--student {student!r}: no usable folder {folder / student} "
+                         "(one folder per student, named by the student id)")  # fmt: skip
+    return picked
+
+
+def knows_assignment(url: str) -> bool:
+    """Whether the gradebook holds the assignment (a missing SQLite file is not made)."""
+    from nbgrader.api import MissingEntry
+
+    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).is_file():
+        return False
+    reach(url)
+    with opened(url) as gradebook:
+        try:
+            gradebook.find_assignment(ASSIGNMENT)
+        except MissingEntry:
+            return False
+    return True
+
+
+def through_queue(students, jobs, isolated, course, log, lease) -> list[Graded]:
+    """Queue the batch in the gradebook's database, then grade from it like any grader."""
+    from grading import queue as grading_queue
+
+    url = gradebook_url(course)
+    engine = grading_queue.engine_for(url)
+    try:
+        count = grading_queue.enqueue(engine, ASSIGNMENT, [collect(s) for s in students])
+    finally:
+        engine.dispose()
+    log(f"queued {count} submissions in {shown(url)}; other graders: python -m grading worker")
+    results = work_queue(jobs, isolated, course, log, lease)
+    export = write_csv(course / EXPORT, course)
+    log("")
+    log(f"graded here ({len(results)} of {count}; the rest by other graders):")
+    log(table(results, isolated))
+    log(f"grades:   {export} (every student graded so far, whoever graded them)")
+    return results
+
+
+def work_queue(jobs, isolated, course, log, lease, first_slot: int = 0) -> list[Graded]:
+    """`jobs` graders in this process, each on its own sandbox slot, until the queue is done."""
+    from grading import queue as grading_queue
+
+    if not isolated:
+        log(NOT_ISOLATED)
+    url = gradebook_url(course)
+
+    def rows(gradebook, graded: Graded) -> None:
+        with RECORDING:  # subtle: nbgrader's late-penalty plugin is one object per call
+            record_rows(gradebook, graded, course)
+
+    def files(graded: Graded) -> None:
+        with RECORDING:
+            record_files(graded, course)
+
+    def one(slot: int) -> list[Graded]:
+        def grade_one(collected: Collected) -> Graded:
+            return grade_safely(collected, slot, isolated)
+
+        seconds = lease or grading_queue.LEASE_SECONDS
+        return grading_queue.work(url, grade_one, rows, files, seconds, log)
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        done = [g for part in pool.map(one, range(first_slot, first_slot + jobs)) for g in part]
+    return sorted(done, key=lambda r: r.student)
+
+
+def autograde_command(folder: Path, jobs: int | None, isolated: bool = True, **options) -> int:
+    autograde(folder, jobs=jobs, isolated=isolated, **options)
+    return 0
+
+
+def worker_command(
+    jobs: int | None, isolated: bool, course: Path, url: str | None, lease, first_slot: int
+) -> int:
+    """`python -m grading worker`: grade from the gradebook's queue until it is done."""
+    if isolated:
+        try:
+            probe()
+        except RuntimeError as error:
+            raise BuildError(str(error)) from None
+    if url is not None:
+        choose(course, url)
+    results = work_queue(max(1, jobs or 1), isolated, course, print, lease, first_slot)
+    print(f"graded {len(results)} submissions; the queue is done")
     return 0

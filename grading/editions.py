@@ -26,6 +26,7 @@ from pathlib import Path
 import nbformat
 
 from grading import layout
+from grading.gradebook import configured_url, gradebook_setting
 from grading.layout import (
     ASSIGNMENT,
     COURSE,
@@ -249,6 +250,7 @@ def build_course(
     learner core: the sandboxed grader takes the reference from this repository.
     """
     late = late_settings(course)
+    kept = gradebook_setting(configured_url(course))  # CourseDirectory.db_url stays too
     previous = course / ".previous-release"  # put back if nbgrader refuses the new one
     if previous.exists():
         shutil.rmtree(previous)
@@ -265,7 +267,7 @@ def build_course(
             _copy(ROOT / name, source / name)  # the lab's packages too: the checks live there
     for name in LEARNER_FILES:
         (source / name).write_text(clear_solutions((ROOT / name).read_text(), name))
-    (course / "nbgrader_config.py").write_text(course_config(cell_timeout, late))
+    (course / "nbgrader_config.py").write_text(course_config(cell_timeout, late) + kept)
     log("nbgrader generate_assignment: clearing solutions and hidden checks ...")
     result = nbgrader("generate_assignment", ASSIGNMENT, "--force", cwd=course)
     if result.returncode != 0:

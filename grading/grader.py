@@ -15,8 +15,10 @@ whatever the learner's code learns from a hidden input dies with that worker, be
 later answer can show it. All the runs of one submission share one time budget
 (SUBMISSION_SECONDS); cells left when it is spent score 0, and the table says so.
 
-Staging follows nothing: a file is copied only if it is a regular file (no symlink,
-device or fifo), under the size cap, in a code/ folder that is itself no symlink.
+Collecting follows nothing: a file is read only if it is a regular file (no symlink,
+device or fifo), under the size cap, in a code/ folder that is itself no symlink. What
+is collected (bytes and notes) is all a grader needs, so it can travel to another
+machine (grading/queue.py) and be graded there exactly as here.
 
 Deliberately left out: writing results (grading/results.py does that, after this returns
 and every sandbox is gone).
@@ -158,24 +160,53 @@ def copy_regular(source: Path, target: Path) -> str | None:
     return None
 
 
-def stage(submission: Path, folder: Path) -> tuple[dict[str, Path], list[str]]:
-    """folder/{own,reference}/: the run folders, each world-readable, and any notes."""
+@dataclass
+class Collected:
+    """What is graded of one submission: its learner files' bytes and the notes on them.
+
+    Collected once, where the submission is (the instructor's machine, or each grader's
+    for a local batch); a queue carries it to a grader elsewhere (grading/queue.py).
+    """
+
+    student: str
+    notes: list[str]  # which code/ folder was graded, or why none; each refused file
+    files: dict[str, bytes] = field(default_factory=dict)  # "scoring.py": its bytes
+    found: bool = True  # False: no code/ folder to grade (notes[0] says why)
+    folder: Path | None = None  # what was handed in (notebooks, timestamp.txt, secret)
+
+
+def collect(submission: Path) -> Collected:
+    """The learner files of `submission`, read as stage() once did: nothing followed."""
+    code, where = locate(submission)
+    if code is None:
+        return Collected(submission.name, [where], found=False, folder=submission)
+    collected = Collected(submission.name, [where], folder=code.parent)  # the page says which
+    with tempfile.TemporaryDirectory(prefix="memory-lab-collect-") as scratch:
+        for name in (Path(f).name for f in LEARNER_FILES):
+            target = Path(scratch) / name
+            if note := copy_regular(code / name, target):
+                collected.notes.append(note)
+            else:
+                collected.files[name] = target.read_bytes()
+    return collected
+
+
+def stage(collected: Collected, folder: Path) -> dict[str, Path]:
+    """folder/{own,reference}/: the run folders, each world-readable ({} when none)."""
+    if not collected.found:
+        return {}
     own, reference = folder / "own", folder / "reference"
     for run in (own, reference):
         run.mkdir()
         run.chmod(0o755)
-    code, where = locate(submission)
-    if code is None:
-        return {}, [where]
-    notes = [where]  # which folder was graded: the page always says
-    notes += [
-        n for f in LEARNER_FILES if (n := copy_regular(code / Path(f).name, own / Path(f).name))
-    ]
+    for name, data in collected.files.items():
+        (own / name).write_bytes(data)
+        (own / name).chmod(0o644)
     if (own / "retriever.py").is_file():
         shutil.copy2(own / "retriever.py", reference / "retriever.py")
     shutil.copy2(ROOT / "code" / "scoring.py", reference / "scoring.py")
     (reference / "scoring.py").chmod(0o644)
-    return {"own": own, "reference": reference}, notes
+    return {"own": own, "reference": reference}
 
 
 def run(cells, folder: Path, modules: list[str], files: Files, budget: Budget, stop_early=True):
@@ -267,19 +298,22 @@ def hint(
 
 
 def grade(submission: Path, slot: int = 0, isolated: bool = True) -> Graded:
+    return grade_collected(collect(submission), slot, isolated)
+
+
+def grade_collected(collected: Collected, slot: int = 0, isolated: bool = True) -> Graded:
     start = time.monotonic()
-    graded = Graded(submission.name, isolated=isolated)
-    code, _ = locate(submission)
-    graded.folder = submission if code is None else code.parent
+    graded = Graded(collected.student, isolated=isolated, folder=collected.folder)
+    graded.notes = list(collected.notes)
     budget = Budget(slot, isolated, start + SUBMISSION_SECONDS)
     with tempfile.TemporaryDirectory(prefix="memory-lab-grade-") as scratch:
         Path(scratch).chmod(0o755)
-        folders, graded.notes = stage(submission, Path(scratch))
+        folders = stage(collected, Path(scratch))
         if not folders:
             graded.outcomes = [Outcome(c, message=graded.notes[0]) for c in CELLS]
         else:
-            own = [folders["own"] / name for name in ("scoring.py", "retriever.py")]
-            rng = seeded(submission.name, [p.read_bytes() if p.is_file() else b"" for p in own])
+            own = [collected.files.get(name, b"") for name in ("scoring.py", "retriever.py")]
+            rng = seeded(collected.student, own)
             graded.outcomes, graded.hint = runs(fresh_cells(CELLS, rng), folders, budget)
     graded.seconds = time.monotonic() - start
     graded.out_of_time = budget.spent

@@ -39,6 +39,7 @@ from pathlib import Path
 
 import nbformat
 
+from grading.gradebook import database_url, transaction
 from grading.grader import Graded
 from grading.layout import ASSIGNMENT, COURSE, GRADED, LEARNER_FILES, REGISTRY
 
@@ -74,10 +75,9 @@ def course_settings(course: Path = COURSE):
 
 
 def gradebook_url(course: Path = COURSE) -> str:
-    """The course's gradebook: CourseDirectory.db_url if its config sets one, else its file."""
-    settings = course_settings(course)
-    url = settings.CourseDirectory.get("db_url") if "CourseDirectory" in settings else None
-    return str(url) if url else f"sqlite:///{course / 'gradebook.db'}"
+    """The course's gradebook: CourseDirectory.db_url if its config sets one (or --db-url
+    chose one), else its file; as SQLAlchemy takes it (grading/gradebook.py)."""
+    return database_url(course)
 
 
 def submitted_timestamp(folder: Path | None) -> tuple[datetime | None, str]:
@@ -123,52 +123,57 @@ def _grade_id(cell) -> str | None:
 
 
 def write_gradebook(graded: Graded, course: Path = COURSE, folder: Path | None = None) -> None:
-    """The student's submission in nbgrader's gradebook, updated in place.
+    """The student's submission in nbgrader's gradebook, in one transaction (fill_gradebook)."""
+    with transaction(gradebook_url(course)) as (gradebook, _):
+        fill_gradebook(gradebook, graded, folder)
+
+
+def fill_gradebook(gradebook, graded: Graded, folder: Path | None = None) -> None:
+    """The student's submission in an open nbgrader Gradebook, updated in place.
 
     Checked cells get the sandbox's score; a manual grade set earlier stays and, as
     nbgrader does, the cell is flagged for review. Written answers keep their manual
     grades and comments; an answer left as released scores 0, "No response.".
     """
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import MissingEntry
     from nbgrader.utils import compute_checksum
     from sqlalchemy.exc import SAWarning
 
     timestamp, _ = submitted_timestamp(folder)
     checked = {o.cell.id for o in graded.outcomes}
-    with Gradebook(gradebook_url(course)) as gradebook:
-        gradebook.update_or_create_student(graded.student)
-        with warnings.catch_warnings():  # nbgrader 0.9 on SQLAlchemy 2 warns, harmlessly
-            warnings.simplefilter("ignore", SAWarning)
-            submission = gradebook.update_or_create_submission(ASSIGNMENT, graded.student)
-        submission.timestamp = timestamp  # subtle: the formgrader compares it with submitted/
-        for outcome in graded.outcomes:
-            cell = outcome.cell.id
-            grade = gradebook.find_grade(cell, NOTEBOOK[cell], ASSIGNMENT, graded.student)
-            grade.auto_score = outcome.score
-            grade.needs_manual_grade = grade.manual_score is not None
-        for notebook in submission.notebooks:
-            answers = {}
-            if (submitted := submitted_notebook(folder, notebook.name)) is not None:
-                answers = {_grade_id(c): c for c in submitted.cells if _grade_id(c)}
-            for grade in notebook.grades:
-                if grade.name in checked:
-                    continue
-                released = None  # the checksum generate_assignment recorded, if it did
-                with contextlib.suppress(MissingEntry):
-                    released = gradebook.find_source_cell(
-                        grade.name, notebook.name, ASSIGNMENT
-                    ).checksum
-                answer = answers.get(grade.name)
-                unchanged = answer is None or compute_checksum(answer) == released
-                grade.auto_score = 0.0 if unchanged else None
-                if grade.manual_score is None:
-                    grade.needs_manual_grade = not unchanged
-                with contextlib.suppress(MissingEntry):
-                    comment = gradebook.find_comment(
-                        grade.name, notebook.name, ASSIGNMENT, graded.student
-                    )
-                    comment.auto_comment = NO_RESPONSE if unchanged else None
-        gradebook.db.commit()
+    gradebook.update_or_create_student(graded.student)
+    with warnings.catch_warnings():  # nbgrader 0.9 on SQLAlchemy 2 warns, harmlessly
+        warnings.simplefilter("ignore", SAWarning)
+        submission = gradebook.update_or_create_submission(ASSIGNMENT, graded.student)
+    submission.timestamp = timestamp  # subtle: the formgrader compares it with submitted/
+    for outcome in graded.outcomes:
+        cell = outcome.cell.id
+        grade = gradebook.find_grade(cell, NOTEBOOK[cell], ASSIGNMENT, graded.student)
+        grade.auto_score = outcome.score
+        grade.needs_manual_grade = grade.manual_score is not None
+    for notebook in submission.notebooks:
+        answers = {}
+        if (submitted := submitted_notebook(folder, notebook.name)) is not None:
+            answers = {_grade_id(c): c for c in submitted.cells if _grade_id(c)}
+        for grade in notebook.grades:
+            if grade.name in checked:
+                continue
+            released = None  # the checksum generate_assignment recorded, if it did
+            with contextlib.suppress(MissingEntry):
+                released = gradebook.find_source_cell(
+                    grade.name, notebook.name, ASSIGNMENT
+                ).checksum
+            answer = answers.get(grade.name)
+            unchanged = answer is None or compute_checksum(answer) == released
+            grade.auto_score = 0.0 if unchanged else None
+            if grade.manual_score is None:
+                grade.needs_manual_grade = not unchanged
+            with contextlib.suppress(MissingEntry):
+                comment = gradebook.find_comment(
+                    grade.name, notebook.name, ASSIGNMENT, graded.student
+                )
+                comment.auto_comment = NO_RESPONSE if unchanged else None
+    gradebook.db.commit()
 
 
 def write_autograded(graded: Graded, course: Path = COURSE, folder: Path | None = None) -> Path:
@@ -226,17 +231,32 @@ def verdict_output(outcome):
 
 
 def assign_late_penalties(student: str, course: Path = COURSE) -> float:
-    """nbgrader's AssignLatePenalties on each notebook, as the course configures it."""
-    from nbgrader.api import Gradebook
+    """nbgrader's late penalty for the student's submission, in one transaction."""
+    with transaction(gradebook_url(course)) as (gradebook, _):
+        return late_penalty(gradebook, student, course)
+
+
+def late_penalty(gradebook, student: str, course: Path = COURSE) -> float:
+    """nbgrader's AssignLatePenalties on each notebook, as the course configures it, on an
+    open Gradebook (so it joins the transaction of the grades it depends on)."""
     from nbgrader.preprocessors import AssignLatePenalties
 
-    settings, url = course_settings(course), gradebook_url(course)
-    for nb in GRADED:
-        resources = {"nbgrader": {"db_url": url, "assignment": ASSIGNMENT, "notebook": nb.name,
-                                  "student": student}}  # fmt: skip
-        AssignLatePenalties(config=settings).preprocess(nbformat.v4.new_notebook(), resources)
-    with Gradebook(url) as gradebook:
-        return float(gradebook.find_submission(ASSIGNMENT, student).late_submission_penalty)
+    assigner = AssignLatePenalties(config=course_settings(course))
+    assigner.init_plugin()  # the course's plugin (LateSubmissionPlugin or its own)
+    gradebook.db.flush()
+    gradebook.db.expire_all()  # subtle: scores are SQL expressions, loaded before the grades
+    submission = gradebook.find_submission(ASSIGNMENT, student)
+    for notebook in submission.notebooks:  # what AssignLatePenalties.preprocess does, per notebook
+        notebook.late_submission_penalty = None
+        if submission.total_seconds_late > 0:
+            penalty = assigner.plugin_inst.late_submission_penalty(
+                student, notebook.score, submission.total_seconds_late
+            )
+            if penalty is not None:
+                notebook.late_submission_penalty = assigner._check_late_penalty(notebook, penalty)
+    gradebook.db.flush()
+    gradebook.db.expire_all()
+    return float(gradebook.find_submission(ASSIGNMENT, student).late_submission_penalty or 0.0)
 
 
 def written_grades(student: str, course: Path = COURSE) -> dict[str, dict]:
