@@ -106,6 +106,7 @@ WRONG_IMPORTANCE = [
     ("floor division", lambda importance: importance // 10),
     ("divided by 100", lambda importance: importance / 100),
     ("min-max", lambda importance: (importance - 1) / 9),
+    ("cut to a whole number", lambda importance: int(importance) / 10),
 ]
 
 

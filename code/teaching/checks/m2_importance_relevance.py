@@ -19,6 +19,10 @@ IMPORTANCE_MISTAKES = Mistakes(
         ("the rating was returned as is; divide by 10", lambda imp: imp),
         ("floor division (//) drops the fraction; use / 10", lambda imp: imp // 10),
         ("divided by 100; the rating is out of 10", lambda imp: imp / 100),
+        (
+            "the rating was cut to a whole number (int) first; keep its fraction: 5.5 -> 0.55",
+            lambda imp: int(imp) / 10,
+        ),
         ("min-max scaling (imp - 1) / 9; the rule is importance / 10", lambda imp: (imp - 1) / 9),
         ("the rating was inverted (1 / importance)", lambda imp: 1 / imp),
     ],
