@@ -400,6 +400,7 @@ WRONG_KIND_RECENCY = [
     ),
     ("the kind was ignored", _kind_rule(lambda h, s, kind, t: 0.5 ** (h / t["episodic"]))),
     ("nothing faded", _kind_rule(lambda h, s, kind, t: 1.0)),
+    ("this is recency_score", _kind_rule(lambda h, s, kind, t: 0.995 ** max(0.0, h))),
     ("the gap was used in seconds", _kind_rule(lambda h, s, kind, t: 0.5 ** (max(0, s) / t[kind]))),
     ("converted to days", _kind_rule(lambda h, s, kind, t: 0.5 ** (h / 24 / t[kind]))),
     (  # crashes on a memory just accessed (0 hours): the crash is explained in these terms

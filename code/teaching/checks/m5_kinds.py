@@ -107,6 +107,11 @@ MISTAKES = Mistakes(
         (KIND_IGNORED, _model(lambda h, kind, table, s: _halving(h, table["episodic"]))),
         (NOTHING_FADES, _model(lambda h, kind, table, s: 1.0)),
         (
+            "this is recency_score (0.995 per hour, whatever the kind); recency here halves "
+            "once per half-life of the memory's kind: 0.5 ** (hours / half_life)",
+            _model(lambda h, kind, table, s: 0.995 ** max(0.0, h)),
+        ),
+        (
             "the gap was used in seconds; divide by 3600: half-lives are in hours",
             _model(lambda h, kind, table, s: _halving(max(0.0, s), table[kind])),
         ),
