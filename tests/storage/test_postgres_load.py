@@ -13,7 +13,7 @@ import pytest
 import pg_fixtures
 from benchmarks.bench_postgres_load import run_load
 
-pytestmark = [pytest.mark.postgres, pytest.mark.slow]
+pytestmark = [pytest.mark.postgres, pytest.mark.slow, pytest.mark.needs_milestones(4)]  # recalls
 
 
 def test_eight_clients_four_users_and_a_restart_lose_nothing_and_match_a_replay():
