@@ -174,3 +174,36 @@ def test_the_tool_unpacks_a_copy_that_the_loader_reads(copy, tmp_path):
     assert [p.name for p in target.iterdir()] == ["26.json"]
     assert read_samples(target) == read_samples(archive)
     assert locomo_data.main([str(tmp_path / "missing.zip"), "--to", str(target)]) == 2
+
+
+def test_the_limits_tool_scores_the_lexical_half_as_the_default_embedding_does(copy):
+    from embeddings import hybrid, minilm
+    from tools import locomo_limits
+
+    default = Embedder()  # the shipped hybrid: its cosine is what the tool decomposes
+    (evalset,) = load_locomo(copy, ["26"], default)
+    model = default.offline_model
+    frequencies = model.query_context(evalset.store)
+    asked = [q.text for q in evalset.questions]
+    stored = [m.embedding for m in evalset.store]
+    real = [[sum(x * y for x, y in zip(q, m)) for m in stored]
+            for q in model.embed_queries(asked, frequencies)]  # fmt: skip
+    (mirror,) = load_locomo(copy, ["26"], Embedder(minilm.MODEL_NAME))
+    case = locomo_limits.Case(mirror)
+    tool = hybrid.MIX * case.semantic + (1 - hybrid.MIX) * locomo_limits.lexical(case)
+    assert tool.tolist() == [pytest.approx(row, abs=1e-5) for row in real]
+
+
+def test_the_limits_tool_prints_every_variant_and_never_reads_the_acceptance_half(copy, capsys):
+    from tools import locomo_limits
+
+    assert locomo_limits.main([str(copy), "--conversations", "26", "--no-year"]) == 0
+    table = capsys.readouterr().out
+    for row in ("the default (memorylab/minilm-words-1616)", "BM25", "no hashing",
+                "term expansion", "reciprocal-rank fusion", "turn before it",
+                "share no content word", "Beating BM25 by 15% takes R@10"):  # fmt: skip
+        assert row in table
+    with pytest.raises(SystemExit) as refused:
+        locomo_limits.main([str(copy), "--conversations", "30", "--no-year"])
+    assert refused.value.code == 2
+    assert "acceptance conversations are never measured" in capsys.readouterr().err
