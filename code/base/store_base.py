@@ -15,8 +15,10 @@ checked (base/links.py), so a block that would break one is rolled back too.
 What a block costs is what it touches, never a copy of the store: a journal keeps each
 memory the block changes (added, removed, linked, handed out by get(), or assigned a field:
 a memory tells the stores holding it before a field changes, `_changing`) as it was, once,
-and only those are put back or link-checked. A dict changed in place (metadata["x"] = 1)
-is put back only for memories the block handed out or changed through the store.
+and only those are put back or link-checked. A memory's metadata changed in place
+(metadata["x"] = 1) tells its stores too (base/metadata.py); a value changed inside it
+(metadata["tags"].append(...)) is put back only for memories the block handed out or
+changed through the store.
 
 Hooks: `_write_block()` wraps the block in one write of the storage (a file's or a
 database's transaction; nothing in memory), `_kept()`/`_restore_kept()` what else a store
@@ -220,6 +222,9 @@ class StoreBase:
         back = []
         for memory, fields, held, extra in self._journal.values():
             memory.__dict__.update(fields)  # subtle: bypasses validation (and watchers) on purpose
+            adopt = getattr(memory, "_adopt_metadata", None)  # its dict watched again
+            if adopt is not None:
+                adopt()
             if held and not self._holds(memory):
                 back.append(memory)
             elif not held and self._holds(memory):

@@ -220,6 +220,7 @@ class DatabaseStore(MemoryStore):
             self.embedding_model, self.dimension = kept
             for memory, fields, held, extra in before:
                 memory.__dict__.update(fields)  # subtle: bypasses validation on purpose
+                memory._adopt_metadata()
                 if held and not self._holds(memory):
                     self._memories[memory.id] = memory
                 elif not held and self._holds(memory):
@@ -257,6 +258,7 @@ class DatabaseStore(MemoryStore):
             if mine[i] == base[i]:  # not changed here: the database's value is current
                 if theirs[i] != mine[i]:
                     object.__setattr__(held, name, getattr(fresh, name))
+                    held._adopt_metadata()  # fresh's metadata, watched for held now
                 kept.append(theirs[i])
             else:  # changed here: save() checks it against what was read before
                 kept.append(base[i])
@@ -590,7 +592,8 @@ class DatabaseStore(MemoryStore):
 
         Returns how many memories were written (0 when nothing changed). only: the memories
         to look at (e.g. the k a recall touched), instead of all those assigned a field
-        (a dict changed in place, memory.metadata["x"] = 1, is seen through `only`).
+        (memory.metadata["x"] = 1 counts as an assignment, base/metadata.py; a value
+        changed inside a value, metadata["tags"].append(...), is seen through `only`).
         Each UPDATE is compare-and-set: a memory another process changed or removed
         after this store read it is refused with StaleMemory naming it, and nothing of the
         save is written; that memory then shows what the database holds (a removed one is
@@ -693,6 +696,7 @@ class DatabaseStore(MemoryStore):
             return
         for name in FIELDS:
             object.__setattr__(memory, name, getattr(fresh, name))
+        memory._adopt_metadata()
         self._saved[memory.id], self._versions[memory.id] = snapshot(memory), None
         self._dirty.pop(memory.id, None)
 
@@ -706,6 +710,7 @@ class DatabaseStore(MemoryStore):
             object.__setattr__(memory, "text", text)  # what is stored is what is held
         if metadata != memory.metadata:
             object.__setattr__(memory, "metadata", metadata)
+            memory._adopt_metadata()
         row = snapshot(memory)  # refuses metadata that JSON cannot hold
         check_row(memory.id, dict(zip(FIELDS, row)))
         return row

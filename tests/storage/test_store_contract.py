@@ -944,3 +944,88 @@ def test_postgres_refuses_a_name_it_cannot_keep_before_connecting(user_id, model
     closed_port = "postgresql://lab:pw@127.0.0.1:9/none"  # connecting would fail otherwise
     with pytest.raises(ValueError, match=pattern):
         PostgresMemoryStore(closed_port, user_id, model)
+
+
+# --- metadata changed in place -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_metadata_changed_in_place_is_saved_like_an_assignment(backend):
+    store = backend.open()
+    store.add(memory("m1", metadata={"source": "chat"}))
+    store.add(memory("m2", metadata={"a": 1, "b": 2}))
+    first, second = store.get("m1"), store.get("m2")
+    first.metadata["reviewed"] = True  # no assignment to the memory: only to its dict
+    second.metadata.pop("a")
+    second.metadata.update(c=3)
+    assert sorted(m.id for m in store.unsaved()) == ["m1", "m2"]
+    assert store.save() == 2
+    reopened = backend.open()
+    assert reopened.get("m1").metadata == {"source": "chat", "reviewed": True}
+    assert reopened.get("m2").metadata == {"b": 2, "c": 3}
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda d: d.__setitem__("x", 1),
+        lambda d: d.__delitem__("keep"),
+        lambda d: d.clear(),
+        lambda d: d.pop("keep"),
+        lambda d: d.popitem(),
+        lambda d: d.setdefault("x", 1),
+        lambda d: d.update({"x": 1}),
+        lambda d: d.__ior__({"x": 1}),
+    ],
+    ids=["set", "del", "clear", "pop", "popitem", "setdefault", "update", "|="],
+)
+def test_every_way_of_changing_metadata_in_place_reaches_the_database(backend, change):
+    store = backend.open()
+    store.add(memory("m1", metadata={"keep": "me"}))
+    held = store.get("m1")
+    change(held.metadata)
+    expected = dict(held.metadata)
+    store.close()  # close() saves
+    assert backend.open().get("m1").metadata == expected
+
+
+@pytest.mark.parametrize("backend", EVERY, indirect=True)
+def test_metadata_changed_in_place_in_a_failed_block_is_put_back_and_still_tracked(backend):
+    store = backend.open()
+    store.add(memory("m1", metadata={"n": 1}))
+    held = store.get("m1")
+    with pytest.raises(Interrupted), store.transaction():
+        held.metadata["n"] = 2
+        raise Interrupted
+    assert held.metadata == {"n": 1}
+    held.metadata["n"] = 3  # after the roll-back, an in-place change is still seen
+    if backend.kind != "memory":
+        assert store.save() == 1
+        assert backend.open().get("m1").metadata == {"n": 3}
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_metadata_refreshed_from_another_client_is_still_tracked(backend):
+    store, other = backend.open(), backend.open()
+    store.add(memory("m1", metadata={"n": 1}))
+    held = store.get("m1")
+    theirs = other.get("m1")
+    theirs.metadata = {"n": 2}
+    other.save()
+    assert store.get("m1") is held and held.metadata == {"n": 2}  # read again: theirs
+    held.metadata["mine"] = True
+    assert store.save() == 1
+    assert backend.open().get("m1").metadata == {"n": 2, "mine": True}
+
+
+def test_a_copy_of_a_memory_has_its_own_metadata_and_pickles_as_plain_data():
+    import copy
+    import pickle
+
+    original = memory("m1", metadata={"n": 1})
+    duplicate = copy.copy(original)
+    duplicate.metadata["n"] = 2
+    assert original.metadata == {"n": 1}
+    assert type(pickle.loads(pickle.dumps(original.metadata))) is dict
+    assert pickle.loads(pickle.dumps(original)).metadata == {"n": 1}
