@@ -153,16 +153,36 @@ class DocumentFrequencies:
 
     Counted from the memories' own vectors (the non-zero lexical coordinates), so it
     needs no text and agrees with the hashing exactly. update(store) adds the memories
-    it has not seen and forgets those that are gone; asking again costs one pass over
-    the store's ids.
+    it has not seen and forgets those that are gone. On an in-memory store that is one
+    pass over its memories; a database store (storage/store.py) says first what changed
+    (rows_stamp: its highest seq and its row count), so a query reads nothing more when
+    nothing changed, only the new rows when rows were only added, and every row again
+    only after a removal.
     """
 
     def __init__(self, dims: int):
         self.dims = dims
         self.counts = [0] * dims
         self.seen: dict[str, tuple] = {}  # memory id -> (the memory, its lexical positions)
+        self.stamp: tuple[int, int] | None = None  # the database store's, when last counted
 
     def update(self, memories: Iterable) -> DocumentFrequencies:
+        stamp = memories.rows_stamp() if hasattr(memories, "rows_stamp") else None
+        if stamp is not None and self.stamp is not None:
+            if stamp == self.stamp:
+                return self  # no row added or removed since: nothing to read
+            if stamp[0] > self.stamp[0] and stamp[1] > self.stamp[1]:
+                for memory in memories.added_after(self.stamp[0]):
+                    if memory.id not in self.seen:
+                        self._count(memory)
+                if len(self.seen) == stamp[1]:  # only additions: counted
+                    self.stamp = stamp
+                    return self
+        self._recount(memories)
+        self.stamp = stamp  # taken before the pass: a row added during it is read again
+        return self
+
+    def _recount(self, memories: Iterable) -> None:
         current = {}
         for memory in memories:
             current[memory.id] = memory
@@ -171,14 +191,16 @@ class DocumentFrequencies:
                 self.counts[p] -= 1
         for memory_id, memory in current.items():
             if memory_id not in self.seen:
-                lexical = memory.embedding[minilm.DIMENSIONS :]
-                if len(lexical) != self.dims:  # another model's vector: counts nothing
-                    lexical = ()
-                positions = tuple(p for p, x in enumerate(lexical) if x)
-                self.seen[memory_id] = (memory, positions)
-                for p in positions:
-                    self.counts[p] += 1
-        return self
+                self._count(memory)
+
+    def _count(self, memory) -> None:
+        lexical = memory.embedding[minilm.DIMENSIONS :]
+        if len(lexical) != self.dims:  # another model's vector: counts nothing
+            lexical = ()
+        positions = tuple(p for p, x in enumerate(lexical) if x)
+        self.seen[memory.id] = (memory, positions)
+        for p in positions:
+            self.counts[p] += 1
 
     @property
     def documents(self) -> int:

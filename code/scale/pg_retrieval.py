@@ -32,8 +32,9 @@ HNSW may miss a near neighbour, and a recent, important memory that is not among
 nearest by similarity is never scored. benchmarks/bench_postgres.py measures its recall.
 
 Deliberately left out: kind filters (retrieve_by_kind's half-lives are not in the SQL
-score), and embedding the query (a model that reads the whole store to embed a query,
-as the hybrid does, costs a full scan before any of this runs).
+score), and embedding the query (the hybrid weighs a query's words by their rarity in
+the store: it reads every row once per store object, then only the rows added since, or
+every row again after a removal: embeddings/hybrid.py's DocumentFrequencies).
 """
 
 from __future__ import annotations

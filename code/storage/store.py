@@ -296,7 +296,10 @@ class DatabaseStore(MemoryStore):
             (last,) = self._run(
                 "SELECT COALESCE(MAX(seq), 0) FROM memories WHERE user_id = ?", (self.user_id,)
             ).fetchone()
-        after = 0
+        yield from self._stream(0, last)
+
+    def _stream(self, after: int, last: int) -> Iterator[Memory]:
+        """The memories of rows with after < seq <= last, BATCH rows a read."""
         while after < last:
             with self._transaction(read_only=True):
                 rows = self._run(
@@ -310,6 +313,28 @@ class DatabaseStore(MemoryStore):
                 return
             after = rows[-1][0]
             yield from batch
+
+    def rows_stamp(self) -> tuple[int, int] | None:
+        """(the highest seq, how many rows) of this user now: one short read, so a cache of
+        something counted over the rows (the hybrid's word frequencies) can tell whether
+        rows were added (read only those: added_after) or removed (count again). None
+        when closed. A field edited in place changes neither number."""
+        if self._db is None:
+            return None
+        with self._transaction(read_only=True):
+            (last, count) = self._run(
+                "SELECT COALESCE(MAX(seq), 0), count(*) FROM memories WHERE user_id = ?",
+                (self.user_id,),
+            ).fetchone()
+        return int(last), int(count)
+
+    def added_after(self, seq: int) -> Iterator[Memory]:
+        """The memories of rows whose seq is above `seq` (from rows_stamp), in order."""
+        with self._transaction(read_only=True):
+            (last,) = self._run(
+                "SELECT COALESCE(MAX(seq), 0) FROM memories WHERE user_id = ?", (self.user_id,)
+            ).fetchone()
+        yield from self._stream(seq, last)
 
     def __len__(self) -> int:
         if self._db is None:

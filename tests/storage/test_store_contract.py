@@ -1029,3 +1029,36 @@ def test_a_copy_of_a_memory_has_its_own_metadata_and_pickles_as_plain_data():
     assert original.metadata == {"n": 1}
     assert type(pickle.loads(pickle.dumps(original.metadata))) is dict
     assert pickle.loads(pickle.dumps(original)).metadata == {"n": 1}
+
+
+# --- the hybrid's word frequencies, kept up to date from the rows --------------------------
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_word_frequencies_read_only_rows_added_since_and_recount_after_a_removal(
+    backend, monkeypatch
+):
+    from embeddings import hybrid
+
+    default = Embedder()  # the hybrid: a query weighs its words by their rarity in the store
+    store, other = backend.open(), backend.open()
+    for text in ["Caroline moved to Lisbon", "Melanie paints sunsets", "Caroline adopted Rex"]:
+        default.remember(store, text, now=NOW - DAY)
+    read = []
+    original = type(store)._from_row
+    monkeypatch.setattr(type(store), "_from_row", lambda s, row: read.append(s) or original(s, row))
+
+    def frequencies():
+        read.clear()
+        counted = hybrid.frequencies_for(store, hybrid.LEXICAL)
+        fresh = hybrid.DocumentFrequencies(hybrid.LEXICAL).update(list(backend.open()))
+        assert (counted.documents, counted.counts) == (fresh.documents, fresh.counts)
+        return sum(1 for s in read if s is store)
+
+    assert frequencies() == 3  # the first query reads every row once
+    assert frequencies() == 0  # nothing added or removed: nothing read
+    default.remember(other, "Melanie ran a charity race for Rex", now=NOW)  # another client
+    assert frequencies() == 1  # only the new row
+    other.remove("m2")
+    assert frequencies() == 3  # a removal: every row counted again
+    default.query(store, "Who paints?")  # and the query itself works on what is counted now
