@@ -351,3 +351,46 @@ def test_a_second_grader_skips_a_claim_in_progress_instead_of_taking_or_waiting_
         second.dispose()
     assert not waited, "the second grader waited for the first one's claim"
     assert got[0] is not None and got[0].id != row.id  # the next submission, not the same
+
+
+@pytest.fixture
+def queue_url():
+    """A fresh database on the tests' embedded server holding only the queue's tables."""
+    from grading import queue
+    from pg_fixtures import server
+
+    name = f"queue_{uuid.uuid4().hex[:12]}"
+    server().create_database(name)
+    url = server().admin_url(name).replace("postgresql://", "postgresql+psycopg://", 1)
+    engine = queue.engine_for(url)
+    try:
+        queue.install(engine)
+    finally:
+        engine.dispose()
+    return url
+
+
+def test_a_grading_that_outlasts_its_lease_keeps_the_claim_while_the_lease_is_renewed(queue_url):
+    from grading import queue
+    from grading.grader import Collected
+
+    lease = 1.2  # seconds; renewed every 0.4 s while the sandboxes run
+    mine, theirs = queue.engine_for(queue_url), queue.engine_for(queue_url)
+    try:
+        queue.enqueue(mine, ASSIGNMENT, [Collected("s1", ["a note"], {}, True, None)])
+        job = queue.claim(mine, "slow grader", lease)
+        assert job is not None
+        taken = []
+        with queue.Lease(mine, job, lease) as renewing:
+            deadline = time.monotonic() + 3.5 * lease  # a grading three leases long
+            while time.monotonic() < deadline:
+                taken.append(queue.claim(theirs, "other grader", lease))
+                time.sleep(0.1)
+        assert not renewing.lost
+        assert taken and all(other is None for other in taken), "the renewed claim was taken"
+        time.sleep(lease + 0.5)  # renewal stopped: the claim runs out and comes back
+        again = queue.claim(theirs, "other grader", lease)
+        assert again is not None and (again.id, again.attempt) == (job.id, 2)
+    finally:
+        mine.dispose()
+        theirs.dispose()
