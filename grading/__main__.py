@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
         "--slot",
         type=int,
         default=0,
-        help="first sandbox slot (uid 62000+N): one per grader sharing a machine (default 0)",
+        help="first sandbox slot to try (uid 62000+N); one another grader holds is skipped",
     )
     for command in (grade, work):
         command.add_argument("--course", type=Path, default=COURSE, help="the course folder")

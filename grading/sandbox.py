@@ -25,6 +25,7 @@ explicitly (`isolated=False`), which runs the same worker as a plain child proce
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import selectors
@@ -42,6 +43,7 @@ from grading.layout import LEARNER_FILES, ROOT
 
 WORKER = Path(__file__).with_name("worker.py")
 UID_BASE = 62000  # slot n runs as uid/gid 62000 + n: its own process count, no classmate's
+SLOTS = 256  # uids UID_BASE .. UID_BASE + 255: workers that can run at once on one machine
 ANSWER_BYTES = 1 << 20  # one reply; longer is an attack
 ANSWER_SECONDS = 5.0  # wall clock for one case (a case takes microseconds)
 RUN_SECONDS = 40.0  # wall clock for one worker's whole run: slow replies cannot stall a batch
@@ -169,8 +171,61 @@ def probe() -> None:
                 raise SandboxMissing(f"bubblewrap could not start a sandbox here: {said[0]}")
 
 
+class SlotsBusy(RuntimeError):
+    """Every grading slot (uid) of this machine is held by a running worker."""
+
+
+def _locks() -> Path:
+    """The folder of the slots' lock files: root's /run where it can write, else tmp."""
+    run = Path("/run")
+    base = run if run.is_dir() and os.access(run, os.W_OK) else Path(tempfile.gettempdir())
+    folder = base / "memory-lab-slots"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    return folder
+
+
+def claim_slot(preferred: int = 0) -> tuple[int, int]:
+    """(slot, the descriptor holding its lock): the first slot from `preferred` on that no
+    running worker on this machine holds, whichever batch or process started it.
+
+    A slot is its uid, and a uid is shared by everything the kernel counts per uid (the
+    process limit above all): two batches on one machine (a second `grading worker`, a
+    self-check beside a term's grading) must never run a worker as the same uid at once.
+    The lock is an flock on a file of a root-only folder, held until the worker is
+    closed, and let go by the kernel if the grader dies.
+    """
+    if not 0 <= preferred < SLOTS:
+        raise ValueError(f"a grading slot is 0 to {SLOTS - 1}, got {preferred}")
+    folder = _locks()
+    for slot in [*range(preferred, SLOTS), *range(preferred)]:
+        fd = os.open(folder / f"slot-{slot}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        return slot, fd
+    raise SlotsBusy(f"all {SLOTS} grading slots of this machine are in use by running workers")
+
+
+def slot_in_use(slot: int) -> bool:
+    """Whether a running worker holds `slot` now (its processes are not left-overs)."""
+    fd = os.open(_locks() / f"slot-{slot}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing lets go of a lock this call took
+    return False
+
+
 class Worker:
-    """A running worker; `ask` returns its reply, or None when it died, hung or lied."""
+    """A running worker; `ask` returns its reply, or None when it died, hung or lied.
+
+    `slot` is the one it prefers: run as root, it takes the first slot from there that
+    no other worker on the machine holds (claim_slot), and runs as that slot's uid (`uid`).
+    """
 
     def __init__(
         self,
@@ -182,7 +237,19 @@ class Worker:
         deadline: float | None = None,
     ):
         config = {"modules": modules, "limits": {**LIMITS, **(limits or {})}}
+        self.slot_lock = None  # the descriptor holding this worker's slot, while it runs
+        if isolated and os.geteuid() == 0:  # root drops to the slot's uid: one worker a uid
+            slot, self.slot_lock = claim_slot(slot)
         config["uid"] = UID_BASE + slot
+        try:
+            self._start(learner, config, isolated, deadline)
+        except BaseException:
+            self._let_go()
+            raise
+
+    def _start(self, learner: Path, config: dict, isolated: bool, deadline: float | None):
+        root = isolated and os.geteuid() == 0
+        self.uid = config["uid"] if root else None  # the uid it runs as (root drops to it)
         fds: tuple[int, ...] = ()
         if isolated:
             bwrap()  # first: SandboxMissing, naming the tool, where there is none
@@ -272,7 +339,7 @@ class Worker:
         return self.log.read(OUTPUT_BYTES).decode("utf-8", "replace")
 
     def close(self) -> None:
-        """Kill the worker and, with it, the sandbox's whole pid namespace."""
+        """Kill the worker and, with it, the sandbox's whole pid namespace; free its slot."""
         if self.process.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.process.pid, signal.SIGKILL)
@@ -283,6 +350,13 @@ class Worker:
                 stream.close()
         if self.cgroup is not None:
             self.cgroup.remove()
+        self._let_go()
+
+    def _let_go(self) -> None:
+        """Free the slot: the uid's processes are gone with the pid namespace."""
+        if self.slot_lock is not None:
+            os.close(self.slot_lock)
+            self.slot_lock = None
 
     def __enter__(self) -> Worker:
         return self

@@ -60,7 +60,7 @@ from grading.layout import (
 from grading.markers import HIDDEN, BuildError, regions, secret_lines
 from grading.mistakes import ECHO, KERNEL, KEYRING_FIRST, RESUBMITTED, SUBMISSIONS, Submission
 from grading.results import EXPORT, write_gradebook
-from grading.sandbox import UID_BASE
+from grading.sandbox import SLOTS, UID_BASE, slot_in_use
 from grading.verdict import CELLS, Outcome, request
 
 TAGS = re.compile(r"<[^>]+>")
@@ -299,12 +299,14 @@ def listen() -> tuple[socket.socket, list[bytes]]:
     return server, heard
 
 
-def survivors(jobs: int) -> list[int]:
-    uids = set(range(UID_BASE, UID_BASE + jobs))
+def survivors() -> list[int]:
+    """Processes of a grading uid whose slot no running worker holds: left behind by a
+    sandbox that ended. A slot another batch holds now (a term's grading beside this
+    self-check) runs that batch's worker, which is no survivor."""
     alive = []
     for process in psutil.process_iter(["uids"]):
         uid = process.info["uids"]
-        if uid and uid.real in uids:
+        if uid and UID_BASE <= uid.real < UID_BASE + SLOTS and not slot_in_use(uid.real - UID_BASE):
             alive.append(process.pid)
     return alive
 
@@ -313,7 +315,7 @@ def aftermath(results: list[Graded], jobs: int, heard: list[bytes]) -> list[str]
     """What the batch left behind: processes, a rewritten CSV, a connection."""
     time.sleep(AFTERMATH)
     problems = check_csv(results)
-    alive = survivors(jobs)
+    alive = survivors()
     if alive:
         problems.append(f"{len(alive)} process(es) of the grading uids outlived the batch")
     if heard:

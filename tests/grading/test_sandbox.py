@@ -15,14 +15,17 @@ import os
 import shutil
 import socket
 import struct
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import psutil
 import pytest
 
 from grading import cgroup, seccomp
 from grading.layout import ROOT
-from grading.sandbox import ENV, LIMITS, TMP_BYTES, UID_BASE, Worker
+from grading.sandbox import ENV, LIMITS, SLOTS, TMP_BYTES, UID_BASE, Worker, slot_in_use
 
 pytestmark = [
     pytest.mark.slow,
@@ -45,12 +48,58 @@ def probe(tmp_path, body: str, isolated: bool = True, slot: int = 7):
         return reply, os.fstat(worker.log.fileno()).st_size
 
 
+def learner_folder(tmp_path, body: str) -> Path:
+    folder = tmp_path / "learner"
+    folder.mkdir(exist_ok=True)
+    folder.chmod(0o755)
+    source = "import os\n\n\ndef importance_score(importance):\n    " + body + "\n"
+    (folder / "scoring.py").write_text(source)
+    (folder / "scoring.py").chmod(0o644)
+    return folder
+
+
+def ask_uid(worker: Worker) -> float:
+    return worker.ask({"function": "importance_score", "args": [1], "kwargs": {}})["value"]
+
+
 def test_the_worker_runs_as_an_unprivileged_uid_of_its_own(tmp_path):
-    reply, _ = probe(tmp_path, "return float(os.getuid())")
-    expected = UID_BASE + 7 if os.geteuid() == 0 else None
-    assert reply["value"] != 0.0
-    if expected is not None:
-        assert reply == {"value": float(expected)}
+    folder = learner_folder(tmp_path, "return float(os.getuid())")
+    with Worker(folder, ["scoring"], slot=7) as worker:
+        uid = ask_uid(worker)
+        assert uid != 0.0
+        if os.geteuid() == 0:
+            assert uid == worker.uid and UID_BASE <= worker.uid < UID_BASE + SLOTS
+
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="slots are uids: only root has them")
+
+
+@needs_root
+def test_a_slot_another_grading_process_holds_is_never_shared(tmp_path):
+    """A second grader on this machine (another OS process) holds slot 5: a worker asking
+    for slot 5 runs as another uid, and gets slot 5 back once that grader is gone."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
+         "from grading.sandbox import claim_slot; print(claim_slot(5)[0], flush=True); "
+         "sys.stdin.read()", str(ROOT)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout.readline().strip() == "5"
+        assert slot_in_use(5)
+        folder = learner_folder(tmp_path, "return float(os.getuid())")
+        with Worker(folder, ["scoring"], slot=5) as worker:
+            assert worker.uid != UID_BASE + 5
+            assert ask_uid(worker) == worker.uid
+            assert slot_in_use(worker.uid - UID_BASE)  # held while it runs
+        assert not slot_in_use(worker.uid - UID_BASE)  # and let go when it is closed
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
+        holder.stdout.close()
+    assert not slot_in_use(5)  # the kernel let go of the ended grader's lock
+    with Worker(folder, ["scoring"], slot=5) as worker:
+        assert worker.uid == UID_BASE + 5
 
 
 def test_forks_stop_at_the_process_limit_even_when_grading_runs_as_root(tmp_path):
@@ -369,3 +418,19 @@ def test_an_interpreter_under_tmp_is_bound_on_top_of_the_small_tmp(monkeypatch):
         i for i, arg in enumerate(args) if arg == "--ro-bind" and args[i + 2].startswith("/tmp/")
     )
     assert tmpfs < first_under_tmp  # mounted first, so the bind lands on top of it
+
+
+@needs_root
+def test_the_self_check_counts_a_grading_uids_process_as_left_over_only_when_its_slot_is_free():
+    from grading.sandbox import claim_slot
+    from grading.selfcheck import survivors
+
+    slot, lock = claim_slot(20)  # a batch beside the self-check, running a worker
+    sleeper = subprocess.Popen(["sleep", "30"], user=UID_BASE + slot, group=UID_BASE + slot)
+    try:
+        assert sleeper.pid not in survivors()  # that batch's worker: no survivor
+        os.close(lock)  # its slot let go, yet its uid still runs something: left over
+        assert sleeper.pid in survivors()
+    finally:
+        sleeper.kill()
+        sleeper.wait()
