@@ -100,7 +100,6 @@ def locomo_grid(path) -> dict[tuple[float, int], float]:
         texts = [m.text for m in conversation.store]
         memories = np.array([m.embedding for m in conversation.store])
         asked = [q.text for q in conversation.questions]
-        semantic = minilm.embed_texts(asked).astype(np.float64) @ memories.T
         for size in SIZES:
             words = HashedWords(size)
             lexical = np.array([words.presence(t) for t in texts])
@@ -108,6 +107,8 @@ def locomo_grid(path) -> dict[tuple[float, int], float]:
             frequencies.counts = list((lexical > 0).sum(axis=0))
             frequencies.seen = {str(i): (None, ()) for i in range(len(texts))}
             words_only = hybrid.Hybrid(MiniLM(), words, mix=0.0)
+            topics = [words_only.topic(q, frequencies) for q in asked]  # as the default's
+            semantic = minilm.embed_texts(topics).astype(np.float64) @ memories.T
             queries = words_only.embed_queries(asked, frequencies)
             shared = np.array([v[minilm.DIMENSIONS :] for v in queries]) @ lexical.T
             for a in MIXES:

@@ -14,6 +14,7 @@ the stop words are a fixed English list.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 # Words that carry no topic: "which API should I default to?" is about "api" and "default".
 STOP_WORDS = frozenset(
@@ -62,3 +63,27 @@ def _stem(word: str) -> str:
             word = stem
             break
     return word[:-1] if len(word) >= 5 and word.endswith("e") else word  # "decide" ~ "decid"
+
+
+def without_words(text: str, drop: Callable[[str], bool]) -> str:
+    """`text` with every content word whose stem `drop` names cut out, or `text` itself
+    when no content word would be left.
+
+    without_words("When did Caroline's sister visit?", lambda stem: stem == "caroline")
+        -> 'When did sister visit?'
+    """
+    lowered = text.lower().replace("\u2019", "'")  # same length: positions stay the text's
+    pieces, start, kept = [], 0, False
+    for match in _WORD.finditer(lowered):
+        word = match.group()
+        if word in STOP_WORDS:
+            continue
+        if drop(_stem(word)):
+            pieces.append(text[start : match.start()])
+            start = match.end()
+        else:
+            kept = True
+    if not kept or start == 0:
+        return text
+    pieces.append(text[start:])
+    return re.sub(r"\s+([?.!,;:])", r"\1", " ".join("".join(pieces).split()))

@@ -14,13 +14,18 @@ cosine (scoring.relevance_score) scores it unchanged.
 
 A memory's lexical half says which words it has, each once (HashedWords.presence: a
 turn that repeats a name is no better match). A query's lexical half weighs each word by
-how rare it is in the store it searches, squared (BM25's inverse document frequency):
+how rare it is in the store it searches (BM25's inverse document frequency), and its
+semantic half is MiniLM of the query without the words most of the store holds:
 
-    query vector = [sqrt(a) * MiniLM(q),  sqrt(1 - a) * unit(count(w) * idf(w)^2 per word w)]
+    query vector = [sqrt(a) * MiniLM(q without common words),
+                    sqrt(1 - a) * unit(count(w) * idf(w) per word w)]
 
-subtle: tf-idf cosine weighs a shared word by idf on both sides, idf squared in all; the
-memory side cannot carry its idf (it changes as the store grows), so the query side
-carries both, and a memory's vector never changes as the store grows.
+The memory side cannot carry idf (it changes as the store grows), so the query side does,
+and a memory's vector never changes as the store grows. A common word is one that more
+than COMMON_SHARE (30%) of the store's memories hold, once it has COMMON_MIN (20): in a
+chat between two people each turn begins with its speaker's name, and to MiniLM a name
+in a short question weighs as much as its topic (Hybrid.topic). Both are query-side
+only: the vectors stored are the same whatever they are.
 The document frequencies are counted from the store's own vectors (which hashed word
 positions are non-zero in each memory), in memory, by DocumentFrequencies: never saved,
 rebuilt on the first query after a restart, and kept up to date as memories come and go.
@@ -44,7 +49,7 @@ import math
 import weakref
 from collections.abc import Iterable, Sequence
 
-from base.text import tokenize
+from base.text import tokenize, without_words
 from embeddings import minilm
 from embeddings.hashed_words import HashedWords
 from embeddings.minilm import MiniLM
@@ -54,7 +59,9 @@ MIX = 0.5  # a: the semantic share of the cosine, tuned on LoCoMo and data/eval 
 LEXICAL = 1616  # N: the lexical half's dimensions, tuned likewise; 384 + 1616 = MAX_DIMENSIONS
 MAX_DIMENSIONS = 2000  # pgvector's HNSW limit (DESIGN.md)
 NAME = "memorylab/minilm-words-"  # + N; the family before (minilm-bow-N) is retired
-IDF_POWER = 2  # the query side weighs a word by idf squared (see above)
+IDF_POWER = 1  # the query side weighs a word by its idf, as BM25 does (see above)
+COMMON_SHARE = 0.3  # a query word in more of the store's memories than this share...
+COMMON_MIN = 20  # ...of a store of at least this many is left out of the semantic half
 
 
 class Hybrid(OfflineModel):
@@ -119,7 +126,7 @@ class Hybrid(OfflineModel):
         truncated: list | None = None,
     ) -> list[Vector]:
         """The query side: each word weighted by its rarity in the store (`frequencies`),
-        squared."""
+        and meaning without the store's most common words (topic)."""
         if not isinstance(frequencies, DocumentFrequencies):
             raise TypeError(
                 "the hybrid weights a query's words by their rarity in the store it searches: "
@@ -130,7 +137,8 @@ class Hybrid(OfflineModel):
                 f"document frequencies of {frequencies.dims} positions do not fit "
                 f"{self.name}'s {self.lexical.dimensions}"
             )
-        semantic = self.semantic.embed_array(texts, truncated)
+        topics = [self.topic(text, frequencies) for text in texts]
+        semantic = self.semantic.embed_array(topics, truncated)
         s, w = math.sqrt(self.mix), math.sqrt(1.0 - self.mix)
         out = []
         for i, text in enumerate(texts):
@@ -146,6 +154,22 @@ class Hybrid(OfflineModel):
                 lexical[position] = w * weight / norm
             out.append(tuple((s * semantic[i]).tolist()) + tuple(lexical))
         return out
+
+    def topic(self, text: str, frequencies: DocumentFrequencies) -> str:
+        """What the query's semantic half embeds: `text` without the words that more than
+        COMMON_SHARE of the store's memories hold (once it has COMMON_MIN of them).
+
+        In a chat between two people every turn starts with a speaker's name, so a name is
+        in half the memories: it tells them apart no better than "the" does, yet to MiniLM
+        a name in a short question weighs as much as its topic ("What did Caroline
+        research?" is near every turn of Caroline's). The lexical half keeps every word,
+        each weighted by its rarity, a name barely.
+        """
+        n = frequencies.documents
+        if n < COMMON_MIN:
+            return text
+        counts, bucket = frequencies.counts, self.lexical.bucket
+        return without_words(text, lambda stem: counts[bucket(stem)] > COMMON_SHARE * n)
 
 
 class DocumentFrequencies:

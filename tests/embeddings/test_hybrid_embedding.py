@@ -65,7 +65,7 @@ def test_plain_cosine_is_the_mix_of_meaning_and_idf_weighted_words(store):
     idf = HYBRID.query_context(store)
     words = np.zeros(hybrid.LEXICAL)
     for word in tokenize(query):
-        words[WORDS.bucket(word)] += idf.idf(WORDS.bucket(word)) ** 2  # idf squared
+        words[WORDS.bucket(word)] += idf.idf(WORDS.bucket(word))  # its rarity, once
     bag = WORDS.presence(memory.text)  # each word of the memory once
     lexical = float(_unit(words) @ np.asarray(bag))
     want = hybrid.MIX * semantic + (1 - hybrid.MIX) * lexical
@@ -94,6 +94,25 @@ def test_a_memory_counts_each_word_once_and_a_query_word_lands_where_the_memorys
     _, query_half = _halves(Embedder(MODEL).query(store, "house"))
     assert np.flatnonzero(query_half).tolist() == np.flatnonzero(memory_half).tolist()
     assert np.flatnonzero(memory_half).tolist() == [WORDS.bucket(word)]
+
+
+def test_the_semantic_half_of_a_query_leaves_out_words_most_of_a_large_store_holds():
+    embedder = Embedder(MODEL)
+    store = MemoryStore(MODEL)
+    topics = ["painting", "a support group", "adoption agencies", "camping", "a charity race"]
+    for i in range(hybrid.COMMON_MIN):  # every memory a speaker's turn, named
+        speaker = ("Caroline", "Melanie")[i % 2]
+        embedder.remember(store, f"{speaker}: I talked about {topics[i % 5]} {i}", now=NOW)
+    question = "What did Caroline say about camping?"
+    meaning, words = _halves(embedder.query(store, question))
+    without = minilm.embed_texts(["What did say about camping?"])[0]  # "caroline": half
+    assert np.allclose(_unit(meaning), without, atol=1e-6)
+    assert words[WORDS.bucket(tokenize("Caroline")[0])] > 0  # the words still have the name
+    store.remove(list(store)[-1].id)  # one memory short of COMMON_MIN: nothing is common yet
+    meaning, _ = _halves(embedder.query(store, question))
+    assert np.allclose(_unit(meaning), minilm.embed_texts([question])[0], atol=1e-6)
+    only_names = embedder.query(store, "Caroline?")  # nothing but a name: kept as it is
+    assert np.all(np.isfinite(only_names)) and np.any(_halves(only_names)[0])
 
 
 def test_memory_vectors_never_change_as_the_store_grows(store):

@@ -102,7 +102,7 @@ ANSWERS: dict[str, Answer] = {
     ),
     "03.3": Answer(
         "the smallest importance weight that puts the contract on top",
-        0.6903,  # (cheap's rel + rec - acme's) / (1.0 - 0.3); a test recomputes it
+        0.7665,  # (cheap's rel + rec - acme's) / (1.0 - 0.3); a test recomputes it
         0.01,
         (
             ("at 1.0 the contract is on top already; the smallest weight is lower", 1.0),
@@ -137,7 +137,7 @@ ANSWERS: dict[str, Answer] = {
     ),
     "06b.2": Answer(
         "the largest recency weight at which the design review's note wins day 4",
-        0.6235,  # (m2's rel - m1's rel) / (m1's rec - m2's rec) on day 4; a test recomputes it
+        0.6083,  # (m2's rel - m1's rel) / (m1's rec - m2's rec) on day 4; a test recomputes it
         0.03,
         (
             ("0.3 breaks the loop, but the question asks for the largest weight that does", 0.3),
@@ -146,7 +146,7 @@ ANSWERS: dict[str, Answer] = {
             (
                 "that is the ratio upside down: the relevance gap goes on top, the recency "
                 "gap below",
-                1 / 0.6235,
+                1 / 0.6083,
             ),
         ),
     ),
