@@ -292,11 +292,7 @@ class DatabaseStore(MemoryStore):
         if self._db is None:
             yield from super().__iter__()
             return
-        with self._transaction(read_only=True):
-            (last,) = self._run(
-                "SELECT COALESCE(MAX(seq), 0) FROM memories WHERE user_id = ?", (self.user_id,)
-            ).fetchone()
-        yield from self._stream(0, last)
+        yield from self._stream(0, self._last_seq())
 
     def _stream(self, after: int, last: int) -> Iterator[Memory]:
         """The memories of rows with after < seq <= last, BATCH rows a read."""
@@ -330,11 +326,15 @@ class DatabaseStore(MemoryStore):
 
     def added_after(self, seq: int) -> Iterator[Memory]:
         """The memories of rows whose seq is above `seq` (from rows_stamp), in order."""
+        yield from self._stream(seq, self._last_seq())
+
+    def _last_seq(self) -> int:
+        """The highest seq of this user's rows now (0 for none): where a stream stops."""
         with self._transaction(read_only=True):
             (last,) = self._run(
                 "SELECT COALESCE(MAX(seq), 0) FROM memories WHERE user_id = ?", (self.user_id,)
             ).fetchone()
-        yield from self._stream(seq, last)
+        return last
 
     def __len__(self) -> int:
         if self._db is None:
