@@ -19,7 +19,7 @@ from pathlib import Path
 
 from embedding_helpers import Embedder
 from evaluation.dataset import DatasetError, load_dataset
-from evaluation.metrics import DEFAULT_KS, ablation, format_table
+from evaluation.metrics import DEFAULT_KS, ablation, format_table, verdict
 from evaluation.strategies import STRATEGIES
 from llm.gateway import ModelCallError
 
@@ -81,9 +81,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     chosen = [STRATEGIES[name] for name in (args.strategy or STRATEGIES)]
     reports = ablation(evalset, chosen, ks=sorted(set(args.k)), progress=say)
     print(f"{evalset.name}: {len(evalset.store)} memories, {len(evalset.questions)} questions, "
-          f"embeddings {evalset.embedder.model}\n")  # fmt: skip
+          f"embeddings {evalset.embedder.model}{_which_embedding(args.embed_model)}\n")  # fmt: skip
     print(format_table(reports, "MRR"))
+    print("\n" + verdict(reports, "MRR"))
     return 0
+
+
+def _which_embedding(asked: str | None) -> str:
+    """Why these figures may differ from notebook 08's first tables: another embedding."""
+    from config import TOY_EMBED_MODEL
+
+    if asked is not None:
+        return ""
+    return (
+        f"\n(the lab's default embedding; notebook 08's first tables use the word toy, so"
+        f" their figures differ: add --embed-model {TOY_EMBED_MODEL} to see them)"
+    )
 
 
 def _locomo(args, say) -> int:

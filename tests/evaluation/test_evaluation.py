@@ -15,7 +15,14 @@ from conftest import LAUNCHER
 from embedding_helpers import Embedder
 from evaluation.cli import DEFAULT_DATA, main
 from evaluation.dataset import Question, load_dataset
-from evaluation.metrics import ablation, evaluate, format_table, recall_at_k, reciprocal_rank
+from evaluation.metrics import (
+    ablation,
+    evaluate,
+    format_table,
+    recall_at_k,
+    reciprocal_rank,
+    verdict,
+)
 from evaluation.strategies import STRATEGIES, Strategy, decay_from_half_lives, rank, same_decay
 from scoring import relevance_score
 from tools import eval_data
@@ -332,11 +339,39 @@ def test_command_prints_the_table_on_stdout_and_progress_on_stderr(capsys):
     assert main(["--k", "1", "5", "--strategy", "course", "--strategy", "ram"]) == 0
     out, err = capsys.readouterr()
     lines = out.splitlines()
-    assert lines[2].split() == ["strategy", "R@1", "R@5", "MRR"]
-    assert [line.split()[0] for line in lines[4:6]] == ["course", "ram"]
+    header = next(i for i, line in enumerate(lines) if line.startswith("strategy"))
+    assert lines[header].split() == ["strategy", "R@1", "R@5", "MRR"]
+    assert [line.split()[0] for line in lines[header + 2 : header + 4]] == ["course", "ram"]
     assert "MRR by category" in out
+    assert lines[-1].startswith("best overall: ram (MRR ")
     assert "relevance: 60/60 questions x 547 memories" in err
     assert "[1/2] course" in err and "[2/2] ram" in err
+
+
+def test_the_command_says_why_its_figures_differ_from_notebook_08s_first_tables(capsys):
+    # notebook 08's first tables use the word toy; the command, the lab's default embedding
+    assert main(["--strategy", "course"]) == 0
+    out = capsys.readouterr().out
+    assert "the lab's default embedding" in out and f"--embed-model {OFFLINE}" in out
+    assert main(["--strategy", "course", "--embed-model", OFFLINE]) == 0
+    out = capsys.readouterr().out
+    assert f"embeddings {OFFLINE}\n" in out and "default" not in out
+
+
+def test_the_verdict_names_the_winner_and_relevance_against_the_course_with_margins(year):
+    reports = ablation(year, [STRATEGIES[name] for name in ("relevance", "course", "ram")])
+    mrr = {r.strategy.name: r.overall["MRR"] for r in reports}
+    line = verdict(reports)
+    best = max(mrr, key=mrr.get)
+    assert line.startswith(f"best overall: {best} (MRR {mrr[best]:.3f})")
+    gap = abs(mrr["relevance"] - mrr["course"])
+    leader = "relevance alone" if mrr["relevance"] > mrr["course"] else "the course's rule"
+    assert f"{leader} is ahead by {gap:.3f}." in line
+    assert verdict(reports[1:2]) == f"best overall: course (MRR {mrr['course']:.3f})."
+    with pytest.raises(ValueError, match="metric must be one of .*got 'MAP'"):
+        verdict(reports, "MAP")
+    with pytest.raises(ValueError, match="at least one report"):
+        verdict([])
 
 
 def test_command_reports_a_broken_file_and_exits_2(tmp_path, capsys):
