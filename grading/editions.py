@@ -15,6 +15,7 @@ Deliberately left out: publishing (copy dist/student/ to wherever learners fetch
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -357,6 +358,46 @@ def build_student(files: list[str], course: Path = COURSE, student: Path = STUDE
                 target.write_text(without_instructor_parts(target.read_text(), name))
     (student / "nbgrader_config.py").write_text(STUDENT_NBGRADER_CONFIG)
     _quiet_ruff_on_stubs(student / "pyproject.toml")
+    learner_jupyter_settings(student / "tools" / "jupyter-settings")
+
+
+# The instructor's nbgrader panels, switched off in a learner's JupyterLab: the formgrader
+# and the course list (their lab plugins and server extensions) and Create Assignment. A
+# learner keeps Assignments (fetch, submit) and Validate.
+INSTRUCTOR_PLUGINS = (
+    "@jupyter/nbgrader:formgrader",
+    "@jupyter/nbgrader:create-assignment",
+    "@jupyter/nbgrader:course-list",
+)
+INSTRUCTOR_SERVER_EXTENSIONS = (
+    "nbgrader.server_extensions.formgrader",
+    "nbgrader.server_extensions.course_list",
+)
+PAGE_CONFIG = "page_config.json"  # JupyterLab reads etc/jupyter/labconfig/page_config.json
+
+
+def learner_jupyter_settings(folder: Path) -> None:
+    """The student edition's tools/jupyter-settings: without the instructor's nbgrader panels.
+
+    Adds page_config.json (installed as .venv/etc/jupyter/labconfig/page_config.json) with
+    the plugins disabled, and turns the two server extensions off in the package's
+    jupyter_server_config.json, which Jupyter reads after nbgrader's own file in
+    jupyter_server_config.d/ (so it wins).
+    """
+    pyproject, server = folder / "pyproject.toml", folder / "jupyter_server_config.json"
+    table = "[tool.setuptools.data-files]\n"
+    text = pyproject.read_text()
+    if table not in text:
+        raise BuildError(f"{pyproject}: no {table.strip()} table to extend")
+    pages = {"disabledExtensions": dict.fromkeys(INSTRUCTOR_PLUGINS, True)}
+    (folder / PAGE_CONFIG).write_text(json.dumps(pages, indent=2) + "\n")
+    pyproject.write_text(
+        text.replace(table, table + f'"etc/jupyter/labconfig" = ["{PAGE_CONFIG}"]\n', 1)
+    )
+    settings = json.loads(server.read_text())
+    extensions = settings.setdefault("ServerApp", {}).setdefault("jpserver_extensions", {})
+    extensions.update(dict.fromkeys(INSTRUCTOR_SERVER_EXTENSIONS, False))
+    server.write_text(json.dumps(settings, indent=2) + "\n")
 
 
 RUFF_TABLE = "[tool.ruff.lint.per-file-ignores]\n"
