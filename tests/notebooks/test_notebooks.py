@@ -184,3 +184,30 @@ def test_notebook_runs_top_to_bottom_without_errors_or_stderr(path, executed):
     if "without encryption" in run.stderr:  # the kernel's log, in JupyterLab's terminal too
         problems.append(f"the kernel warned about its connection:\n{run.stderr[-2000:]}")
     assert not problems, f"{path.name}:\n" + "\n\n".join(problems)
+
+
+@pytest.mark.slow
+def test_an_empty_prediction_stops_run_all_before_any_fix_is_shown(tmp_path):
+    """06a as a learner's Run All meets it, predictions empty: the first error is "make your
+    prediction first" at failure 1's blame cell, and no cell that shows a fix prints it."""
+    path = ROOT / "notebooks" / "06a_failure_modes.ipynb"
+    nb = execute(path, tmp_path, predictions=False).notebook
+    errors = [
+        (index, output)
+        for index, cell in enumerate(nb.cells)
+        for output in cell.get("outputs", [])
+        if output.output_type == "error"
+    ]
+    assert errors, "06a ran through with every prediction empty"
+    index, first = errors[0]
+    if first.ename in ("NotImplementedYet", "NotImplementedError"):
+        pytest.skip(f"06a stops earlier, where your code is needed: {first.evalue}")
+    assert first.ename == "PredictionMissing", (first.ename, first.evalue)
+    assert first.evalue.startswith("make your prediction first"), first.evalue
+    assert "check_blame(1, blame)" in nb.cells[index].source
+    assert not any(o.output_type == "stream" for o in nb.cells[index].outputs)
+    fixes = [cell for cell in nb.cells if "require_blame(" in cell.source]
+    assert len(fixes) >= 3
+    for cell in fixes:  # run one by one, past the stop: each still waits for its prediction
+        assert [o.output_type for o in cell.outputs] == ["error"], cell.source[:200]
+        assert cell.outputs[0].ename == "PredictionMissing"

@@ -6,8 +6,16 @@ import math
 
 import pytest
 
-from teaching.checks import answers
+from teaching.checks import answers, ladder
 from teaching.checks.answers import ANSWERS, check_answer, check_block_fits, check_recall_changes
+
+
+@pytest.fixture(autouse=True)
+def fresh_ladder():
+    """Every test starts on the hint ladder's first rung: no tries, nothing revealed."""
+    ladder.reset()
+    yield
+    ladder.reset()
 
 
 @pytest.mark.parametrize("key", sorted(ANSWERS))

@@ -17,6 +17,7 @@ from teaching import checks
 from teaching.checks import (
     CheckFailed,
     NotImplementedYet,
+    ladder,
     m1_recency,
     m2_importance_relevance,
     m3_retrieval_score,
@@ -378,6 +379,15 @@ def test_a_crash_outside_the_learners_files_names_no_line():
 from retriever import retrieve_by_kind  # noqa: E402  (the Milestone 5 part of this file)
 from scoring import kind_recency_score  # noqa: E402
 from teaching.checks import m5_kinds  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def fresh_ladder():
+    """Every test starts on the hint ladder's first rung: no tries, nothing revealed."""
+    ladder.reset()
+    yield
+    ladder.reset()
+
 
 DEFAULT = dict(m5_kinds.HALF_LIVES)
 

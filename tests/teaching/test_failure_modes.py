@@ -8,6 +8,7 @@ import pytest
 
 from config import Settings
 from memory_store import Memory, MemoryStore
+from teaching.checks import ladder
 from teaching.checks.failure_modes import (
     FAILURES,
     SIGNALS,
@@ -22,6 +23,14 @@ from teaching.failure_demos import DEFAULT, assistant
 NOW = 1_000_000.0
 HOUR = 3600.0
 QUERY = [1.0, 0.0, 0.0]
+
+
+@pytest.fixture(autouse=True)
+def fresh_ladder():
+    """Every test starts on the hint ladder's first rung: no tries, nothing revealed."""
+    ladder.reset()
+    yield
+    ladder.reset()
 
 
 def sam_store(constraint=(0.6, 0.8, 0.0), trivial=(0.8, 0.0, 0.6), trivial_importance=1):

@@ -30,6 +30,14 @@ from teaching.checks.failure_modes import FAILURES, SIGNALS, check_blame
 from teaching.checks.m5_kinds import TO_LABEL
 
 
+@pytest.fixture(autouse=True)
+def fresh_ladder():
+    """Every test starts on the hint ladder's first rung: no tries, nothing revealed."""
+    ladder.reset()
+    yield
+    ladder.reset()
+
+
 def written(value: float) -> set[str]:
     """The ways an output could show `value`: 3 to 6 significant digits, fixed or not."""
     forms = set()

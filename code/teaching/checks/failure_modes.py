@@ -246,8 +246,6 @@ FAILURES: dict[int, Failure] = {
     )
 }
 
-PREDICTED: set[int] = set()  # failures with a prediction recorded (a signal, or a reveal)
-
 
 def _failure(number) -> Failure:
     failure = FAILURES.get(number)
@@ -286,7 +284,7 @@ def check_blame(number: int, blame, *, reveal: bool = False) -> bool:
     known = isinstance(blame, str) and blame.strip().lower() in SIGNALS
     if reveal and not (known and blame.strip().lower() == failure.blame):
         ladder.revealed(key)
-        PREDICTED.add(number)
+        ladder.PREDICTED.add(key)
         print(f"{head}: the answer, as asked.\n{_answer(failure, wrong)}")
         return False
     ladder.require_prediction(
@@ -299,7 +297,7 @@ def check_blame(number: int, blame, *, reveal: bool = False) -> bool:
             "cause is a step outside the score (what is stored, what the prompt shows)"
         )
         return False
-    PREDICTED.add(number)
+    ladder.PREDICTED.add(key)
     blame = blame.strip().lower()
     if blame == failure.blame:
         when = {0: "on the first try", 1: "after one hint"}.get(len(wrong), "after two hints")
@@ -321,7 +319,7 @@ def check_blame(number: int, blame, *, reveal: bool = False) -> bool:
 def require_blame(number: int) -> None:
     """Stop a cell that shows failure `number`'s fix until its blame has been predicted."""
     _failure(number)
-    if number not in PREDICTED:
+    if _key(number) not in ladder.PREDICTED:
         raise ladder.PredictionMissing(
             f"make your prediction first: run check_blame({number}, blame) with your blame "
             "above; the fix is shown once you have committed to an answer."

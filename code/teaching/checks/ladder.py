@@ -21,6 +21,14 @@ import math
 
 TRIES: dict[str, list] = {}  # question -> the distinct wrong answers given so far
 REVEALED: set[str] = set()  # questions whose answer was shown on request
+PREDICTED: set[str] = set()  # predictions recorded, so their evidence may be shown
+
+
+def reset() -> None:
+    """Forget every try, reveal and prediction: a fresh kernel's ladder."""
+    TRIES.clear()
+    REVEALED.clear()
+    PREDICTED.clear()
 
 
 class PredictionMissing(Exception):
