@@ -68,7 +68,7 @@ class Failure(NamedTuple):
     why: str  # the explanation, shown once the answer is right or revealed
     fix: str
     hints: dict  # a wrong answer -> where in the table to look (never the answer)
-    step: str  # the second rung: a stronger pointer at the evidence, still not the answer
+    step: str  # the second rung, a sentence: a stronger pointer at the evidence, not the answer
     slips: dict  # a wrong answer -> why it tempts and why it is not the cause
     broken: dict  # the Settings fields this failure's assistant changes (empty: as shipped)
 
@@ -94,7 +94,7 @@ FAILURES: dict[int, Failure] = {
                 "none": "the vegan note is in the table, so it was stored and ranked: the fault "
                 "is in how it was scored. Compare each row's score with its three signal columns.",
             },
-            "every row's score equals one of its three columns exactly, to the last digit: "
+            "Every row's score equals one of its three columns exactly, to the last digit: "
             "that column alone decided the ranking. Which one is it?",
             {
                 "recency": "the pasta note's recency is about 0: recency would have sunk it, "
@@ -122,7 +122,7 @@ FAILURES: dict[int, Failure] = {
                 "none": "both notes are in the table: stored and ranked. Read each column for the "
                 "note written 90 days ago: does every value fit its age?",
             },
-            "one column shows the same value for a note written 90 days ago and one written "
+            "One column shows the same value for a note written 90 days ago and one written "
             "yesterday. A signal that should depend on age and does not is the broken one.",
             {
                 "relevance": "relevance only broke the tie that recency left: with decay, the "
@@ -149,7 +149,7 @@ FAILURES: dict[int, Failure] = {
                 "none": "both notes are in the table: stored and ranked. Add up each row's three "
                 "signals and compare with its score.",
             },
-            "each score is the sum of two of its columns only. The third, left out, is the one "
+            "Each score is the sum of two of its columns only. The third, left out, is the one "
             "that would have kept the note rated 9 on top.",
             {
                 "recency": "recency favours the fresh note, as it should; the constraint lost "
@@ -178,7 +178,7 @@ FAILURES: dict[int, Failure] = {
                 "none": "the decision is in the table: stored and ranked, and it lost on the "
                 "score. Which column is on the old note's side?",
             },
-            "of the three columns, only one is on the old note's side: the decision leads in "
+            "Of the three columns, only one is on the old note's side: the decision leads in "
             "the other two. The one left is what the old note wins on.",
             {
                 "recency": "the decision is the fresher note: recency was on its side",
@@ -205,8 +205,8 @@ FAILURES: dict[int, Failure] = {
                 "none": "both notes are ranked every morning, and the wrong one wins on the "
                 "numbers. On day 4's row, which column is on m1's side, and why is it so high?",
             },
-            "m1 was recalled on days 1-3. A recall resets one field of a memory; which column "
-            "is computed from it, and how high is it for m1 on day 4?",
+            "The note m1 was recalled on days 1-3. A recall resets one field of a memory; "
+            "which column is computed from it, and how high is it for m1 on day 4?",
             {
                 "relevance": "the neglected note is the more relevant one from day 4: relevance "
                 "was on its side",
@@ -233,7 +233,7 @@ FAILURES: dict[int, Failure] = {
                 "importance": "both notes were recalled: importance did its part. Read the "
                 "block the model was given: what would it need to pick the current one?",
             },
-            "both notes were recalled, so ranking did its job. The fault lies after ranking: "
+            "Both notes were recalled, so ranking did its job. The fault lies after ranking: "
             "what was the model shown about each note, and what did it lack?",
             {
                 "recency": "recency decided which notes were recalled, and both were; what "
@@ -309,7 +309,7 @@ def check_blame(number: int, blame, *, reveal: bool = False) -> bool:
     hint = failure.hints.get(blame, TABLE)
     lines = [f"{head}: not {blame}.", f"  hint: {hint[0].upper()}{hint[1:]}"]
     if rung >= 2:
-        lines.append(f"  next step: {failure.step[0].upper()}{failure.step[1:]}")
+        lines.append(f"  next step: {failure.step}")
     lines.append("  Change blame and run this cell again.")
     lines.append(ladder.reveal_hint(f"check_blame({number}, blame, reveal=True)"))
     print("\n".join(lines))
