@@ -17,6 +17,7 @@ Deliberately left out: comparing outputs (`--nbval-lax` checks that cells run).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,7 @@ STUDENT_EDITION = any(
     if (ROOT / name).exists()
 )
 STUBS = ("NotImplementedYet", "NotImplementedError", "PredictionMissing")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")  # the colours of a kernel's traceback
 STOPPED: dict[str, str] = {}  # notebook -> the stub message it stopped at
 
 
@@ -62,8 +64,9 @@ def pytest_runtest_makereport(item, call):
         return
     text = str(report.longrepr)
     if any(stub in text for stub in STUBS):
-        said = ("not implemented yet", "make your prediction first")
-        line = next((s for s in text.splitlines() if any(w in s for w in said)), STUBS[0])
+        lines = [ANSI.sub("", line).strip() for line in text.splitlines()]
+        line = next((s for s in lines if s.startswith("PredictionMissing: ")), None)
+        line = line or next((s for s in lines if "not implemented yet" in s), STUBS[0])
         STOPPED[item.parent.path.name] = line.strip()
         report.outcome = "skipped"
         report.longrepr = (str(item.path), 0, f"waits for you: {line.strip()}")
