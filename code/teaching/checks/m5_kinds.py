@@ -413,7 +413,7 @@ def check_kind_labels(labels, *, reveal: bool = False) -> None:
     second, different one names the memories that are off; only reveal=True shows each
     right kind and why.
     """
-    from teaching.checks import ladder
+    from teaching.checks.ladder import reveal_hint, revealed, was_revealed, wrong_try
 
     if reveal and not isinstance(labels, dict):
         labels = {}
@@ -427,11 +427,11 @@ def check_kind_labels(labels, *, reveal: bool = False) -> None:
         raise CheckFailed(f"no label yet for {', '.join(missing)}: give every memory one kind")
     wrong = [memory_id for memory_id, _, kind in TO_LABEL if labels.get(memory_id) != kind]
     if not wrong:
-        said = " (as the answer said)" if ladder.was_revealed(LABELS) else ""
+        said = " (as the answer said)" if was_revealed(LABELS) else ""
         print(f"kind labels: all {len(TO_LABEL)} right{said}")
         return
     if reveal:
-        ladder.revealed(LABELS)
+        revealed(LABELS)
         explained = [
             f"  {memory_id} {text!r}: {kind}, {WHY[kind]}"
             + (f" (you said {labels[memory_id]!r})" if memory_id in labels else "")
@@ -439,10 +439,10 @@ def check_kind_labels(labels, *, reveal: bool = False) -> None:
             if memory_id in wrong
         ]
         raise CheckFailed("the answer, as asked:\n" + "\n".join(explained))
-    rung = ladder.wrong_try(LABELS, tuple(str(labels[i]) for i, *_ in TO_LABEL))
+    rung = wrong_try(LABELS, tuple(str(labels[i]) for i, *_ in TO_LABEL))
     lines = [f"{len(wrong)} of {len(TO_LABEL)} labels are off:", *_labels_off(labels, wrong)]
     if rung >= 2:
         lines.append(f"  next step: look again at {', '.join(wrong)}; for each, ask the test")
     lines.append(f"  {SORTING_TEST}")
-    lines.append(ladder.reveal_hint("check_kind_labels(labels, reveal=True)"))
+    lines.append(reveal_hint("check_kind_labels(labels, reveal=True)"))
     raise CheckFailed("\n".join(lines))
