@@ -6,15 +6,18 @@ them in two ways:
 
 - it runs in one process: the cells of a notebook run in order in one kernel, so they
   are not spread over pytest-xdist's workers (pyproject.toml asks for them);
-- in the student edition, a notebook stops cleanly at the learner's first stub: that
-  cell and the rest of its notebook are reported as skipped, "waits for you", instead of
-  failing one after another.
+- in the student edition, a notebook stops cleanly at the learner's first stub, or at an
+  empty prediction ("make your prediction first"): that cell and the rest of its notebook
+  are reported as skipped, "waits for you", instead of failing one after another;
+- in the master, an empty prediction is recorded first, as the tests do
+  (tests/notebooks/recorded.py), so that the notebook runs through.
 
 Deliberately left out: comparing outputs (`--nbval-lax` checks that cells run).
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -27,7 +30,8 @@ STUDENT_EDITION = any(
     for name in LEARNER_FILES
     if (ROOT / name).exists()
 )
-STUBS = ("NotImplementedYet", "NotImplementedError")
+STUBS = ("NotImplementedYet", "NotImplementedError", "PredictionMissing")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")  # the colours of a kernel's traceback
 STOPPED: dict[str, str] = {}  # notebook -> the stub message it stopped at
 
 
@@ -46,6 +50,10 @@ def pytest_configure(config):
 def pytest_runtest_setup(item):
     if is_cell(item) and item.parent.path.name in STOPPED:
         pytest.skip(f"waits for you: {STOPPED[item.parent.path.name]}")
+    if is_cell(item) and not STUDENT_EDITION:
+        from tests.notebooks.recorded import with_recorded_prediction
+
+        item.cell.source = with_recorded_prediction(item.cell.source)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -56,7 +64,9 @@ def pytest_runtest_makereport(item, call):
         return
     text = str(report.longrepr)
     if any(stub in text for stub in STUBS):
-        line = next((s for s in text.splitlines() if "not implemented yet" in s), STUBS[0])
+        lines = [ANSI.sub("", line).strip() for line in text.splitlines()]
+        line = next((s for s in lines if s.startswith("PredictionMissing: ")), None)
+        line = line or next((s for s in lines if "not implemented yet" in s), STUBS[0])
         STOPPED[item.parent.path.name] = line.strip()
         report.outcome = "skipped"
         report.longrepr = (str(item.path), 0, f"waits for you: {line.strip()}")

@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 import nbformat
 import pytest
+from recorded import recorded
 
 import network_guard
 from conftest import STUDENT_EDITION
@@ -75,19 +76,26 @@ class Run(NamedTuple):
     stderr: str  # what the runner and the kernel process logged, outside the notebook
 
 
-def execute(path: Path, workdir: Path) -> Run:
+def execute(path: Path, workdir: Path, predictions: bool = not STUDENT_EDITION) -> Run:
     """Run the notebook in its own folder, as a learner's 'Run All' would; return the result.
 
     Each notebook runs in its own Python process, so several can run at once. The kernel
     inherits this environment: no MEMORY_LAB_* setting or .env file of the machine, and
-    every warning shown (so that the test sees it on stderr).
+    every warning shown (so that the test sees it on stderr). In the master, empty
+    predictions are recorded first (tests/notebooks/recorded.py), so it runs through; the
+    student edition's stop at them.
     """
     guard, target = workdir / f"{path.stem}.guard.py", workdir / path.name
     guard.write_text(NETWORK_GUARD)
+    if predictions:
+        source = workdir / f"{path.stem}.recorded.ipynb"
+        nbformat.write(recorded(nbformat.read(path, as_version=4)), source)
+    else:
+        source = path
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_LAB_")}
     env.update(PYTHONWARNINGS="default", MEMORY_LAB_ENV_FILE="", MEMORY_LAB_DB=":memory:")
     done = subprocess.run(
-        [sys.executable, "-c", RUNNER, str(path), str(target), str(guard), str(path.parent)],
+        [sys.executable, "-c", RUNNER, str(source), str(target), str(guard), str(path.parent)],
         capture_output=True,
         text=True,
         timeout=600,
@@ -134,14 +142,18 @@ def executed(request, tmp_path_factory) -> dict:
 RUNS_TEST = "test_notebook_runs_top_to_bottom_without_errors_or_stderr"
 
 
+WAITS = ("NotImplementedYet", "NotImplementedError", "PredictionMissing")
+
+
 def first_error_is_a_stub(nb) -> str | None:
-    """In the student edition, the first error's message when it is a learner stub's."""
+    """In the student edition, the first error's message when it is a learner stub's, or an
+    empty prediction's ("make your prediction first")."""
     if not STUDENT_EDITION:
         return None
     for cell in nb.cells:
         for output in cell.get("outputs", []):
             if output.output_type == "error":
-                if output.ename in ("NotImplementedYet", "NotImplementedError"):
+                if output.ename in WAITS:
                     return output.evalue.splitlines()[0] if output.evalue else output.ename
                 return None
     return None
@@ -156,7 +168,8 @@ def test_notebook_runs_top_to_bottom_without_errors_or_stderr(path, executed):
     nb = run.notebook
     stub = first_error_is_a_stub(nb)
     if stub:  # the student edition: the notebook runs up to the learner's first stub
-        pytest.skip(f"{path.name} stops where your code is needed: {stub}")
+        needed = "your prediction" if stub.startswith("make your prediction") else "your code"
+        pytest.skip(f"{path.name} stops where {needed} is needed: {stub}")
     problems = []
     for index, cell in enumerate(nb.cells):
         for output in cell.get("outputs", []):
@@ -172,3 +185,30 @@ def test_notebook_runs_top_to_bottom_without_errors_or_stderr(path, executed):
     if "without encryption" in run.stderr:  # the kernel's log, in JupyterLab's terminal too
         problems.append(f"the kernel warned about its connection:\n{run.stderr[-2000:]}")
     assert not problems, f"{path.name}:\n" + "\n\n".join(problems)
+
+
+@pytest.mark.slow
+def test_an_empty_prediction_stops_run_all_before_any_fix_is_shown(tmp_path):
+    """06a as a learner's Run All meets it, predictions empty: the first error is "make your
+    prediction first" at failure 1's blame cell, and no cell that shows a fix prints it."""
+    path = ROOT / "notebooks" / "06a_failure_modes.ipynb"
+    nb = execute(path, tmp_path, predictions=False).notebook
+    errors = [
+        (index, output)
+        for index, cell in enumerate(nb.cells)
+        for output in cell.get("outputs", [])
+        if output.output_type == "error"
+    ]
+    assert errors, "06a ran through with every prediction empty"
+    index, first = errors[0]
+    if first.ename in ("NotImplementedYet", "NotImplementedError"):
+        pytest.skip(f"06a stops earlier, where your code is needed: {first.evalue}")
+    assert first.ename == "PredictionMissing", (first.ename, first.evalue)
+    assert first.evalue.startswith("make your prediction first"), first.evalue
+    assert "check_blame(1, blame)" in nb.cells[index].source
+    assert not any(o.output_type == "stream" for o in nb.cells[index].outputs)
+    fixes = [cell for cell in nb.cells if "require_blame(" in cell.source]
+    assert len(fixes) >= 3
+    for cell in fixes:  # run one by one, past the stop: each still waits for its prediction
+        assert [o.output_type for o in cell.outputs] == ["error"], cell.source[:200]
+        assert cell.outputs[0].ename == "PredictionMissing"

@@ -8,14 +8,16 @@ import pytest
 
 from config import Settings
 from memory_store import Memory, MemoryStore
-from teaching.checks import failure_modes
+from teaching.checks import ladder
 from teaching.checks.failure_modes import (
     FAILURES,
     SIGNALS,
     check_blame,
     check_constraint_recalled,
     check_crowded_out,
+    require_blame,
 )
+from teaching.checks.ladder import PredictionMissing
 from teaching.failure_demos import DEFAULT, assistant
 
 NOW = 1_000_000.0
@@ -24,12 +26,11 @@ QUERY = [1.0, 0.0, 0.0]
 
 
 @pytest.fixture(autouse=True)
-def no_earlier_tries():
-    failure_modes.TRIES.clear()
-    failure_modes.REVEALED.clear()
+def fresh_ladder():
+    """Every test starts on the hint ladder's first rung: no tries, nothing revealed."""
+    ladder.reset()
     yield
-    failure_modes.TRIES.clear()
-    failure_modes.REVEALED.clear()
+    ladder.reset()
 
 
 def sam_store(constraint=(0.6, 0.8, 0.0), trivial=(0.8, 0.0, 0.6), trivial_importance=1):
@@ -60,7 +61,7 @@ def test_every_failure_blames_a_known_signal_with_a_hint_for_every_wrong_answer(
 @pytest.mark.parametrize("number", sorted(FAILURES))
 def test_no_hint_names_the_signal_it_points_to(number):
     failure = FAILURES[number]
-    for hint in failure.hints.values():
+    for hint in (*failure.hints.values(), failure.step):
         assert failure.blame not in hint.lower(), (number, hint)
 
 
@@ -101,12 +102,23 @@ def test_the_same_wrong_blame_again_gets_the_hint_again(capsys):
     assert "hint:" in out and "answer:" not in out
 
 
-def test_a_second_different_wrong_blame_gets_the_answer_and_why_both_tempted(capsys):
+def test_a_second_different_wrong_blame_gets_the_next_step_not_the_answer(capsys):
     check_blame(3, "recency")
-    capsys.readouterr()
+    first = capsys.readouterr().out
     assert check_blame(3, "relevance") is False
     out = capsys.readouterr().out
-    assert "not relevance either" in out and "answer: importance." in out
+    assert "not relevance" in out and "next step: Each score is the sum of two" in out
+    assert "next step" not in first
+    assert "answer:" not in out and "importance" not in out.replace("reveal=True", "")
+
+
+def test_the_answer_after_wrong_tries_says_why_each_tempted(capsys):
+    check_blame(3, "recency")
+    check_blame(3, "relevance")
+    capsys.readouterr()
+    assert check_blame(3, None, reveal=True) is False
+    out = capsys.readouterr().out
+    assert "answer: importance." in out
     assert "why not recency:" in out and "why not relevance:" in out and "fix:" in out
 
 
@@ -122,12 +134,23 @@ def test_the_answer_on_request(capsys):
     assert "the answer, as asked" in out and "answer: recency." in out
 
 
-@pytest.mark.parametrize("blame", [None, "decay", 3])
-def test_a_missing_or_unknown_blame_asks_for_one_of_the_signals(capsys, blame):
+@pytest.mark.parametrize("blame", ["decay", 3])
+def test_an_unknown_blame_asks_for_one_of_the_signals(capsys, blame):
     assert check_blame(1, blame) is False
     out = capsys.readouterr().out
     assert "'relevance', 'recency', 'importance', 'none'" in out
     assert "answer:" not in out
+
+
+@pytest.mark.parametrize("number", sorted(FAILURES))
+def test_an_empty_blame_stops_the_notebook_until_a_prediction_is_made(capsys, number):
+    with pytest.raises(PredictionMissing, match="make your prediction first: set blame = one"):
+        check_blame(number, None)
+    assert capsys.readouterr().out == ""
+    with pytest.raises(PredictionMissing, match=rf"run check_blame\({number}, blame\)"):
+        require_blame(number)
+    check_blame(number, "none" if FAILURES[number].blame != "none" else "recency")
+    require_blame(number)  # a wrong prediction is a prediction: the fix may be shown
 
 
 def test_an_unknown_failure_number_is_a_value_error():

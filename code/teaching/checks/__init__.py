@@ -12,6 +12,8 @@
     failure_modes.py            notebooks 06a-06b: blame a signal from the table, then fix it
     answers.py                  answer cells: numbers checked with a tolerance, a recall's
                                 fields, the memory block's tokens (formative, not graded)
+    ladder.py                   the hint ladder those practice checks climb: what is off,
+                                the next step, the answer only with reveal=True
 
 Each check takes the function to check (default: the learner's own, looked up in the
 file that teaching/milestones.py names) and raises CheckFailed with what was expected,

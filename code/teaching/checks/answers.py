@@ -21,6 +21,7 @@ words, in the notebooks' manually graded cells.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 from typing import NamedTuple
@@ -28,30 +29,43 @@ from typing import NamedTuple
 from base.defaults import COURSE_NOW
 from base.units import SECONDS_PER_HOUR
 from memory_store import Memory, MemoryStore
+from teaching.checks import ladder
 from teaching.checks.core import learner_function
 
 
 class Answer(NamedTuple):
-    """The number a question asks for, how close counts, and the slips that give others."""
+    """The number a question asks for, how close counts, and the slips that give others.
+
+    `step` is the second rung of the hint ladder: the next step of the computation, never
+    its result. `within` is the range every sensible answer lies in, with what it is.
+    """
 
     question: str  # what is asked, short
     expected: float
     rel_tol: float
     slips: tuple[tuple[str, float], ...] = ()
+    step: str = "redo the computation step by step, with every quantity in its unit"
+    within: tuple[float, float, str] | None = None  # (low, high, what the number is)
 
+
+RECENCY = (0.0, 1.0, "a recency lies between 0 and 1")
+RATE = (0.0, 1.0, "a decay rate is the share of recency kept per hour, between 0 and 1")
 
 ANSWERS: dict[str, Answer] = {
     "00.3": Answer(
         "notes after which replaying everything overflows a 128,000-token window",
-        128_000 / (12 * 4 / 3),  # 8,000
+        128_000 / (12 * 4 / 3),
         0.01,
         (
+            ("the tokens per word were left out: that counts words, not tokens", 128_000 / 12),
             (
-                "the tokens per word were left out: 128,000 / 12 counts words, not tokens",
-                128_000 / 12,
+                "that is the example window of the cell above; the question's holds 128,000 tokens",
+                8_000 / (12 * 4 / 3),
             ),
-            ("the old 8,000-token window was kept", 8_000 / (12 * 4 / 3)),
         ),
+        "one note costs its words times the tokens per word; the window holds as many "
+        "notes as that cost fits into it. The cell above did the same for its own window.",
+        (1.0, math.inf, "a number of notes is at least 1"),
     ),
     "01.2": Answer(
         "what a one-hour-old memory scores when the gap stays in seconds",
@@ -63,42 +77,62 @@ ANSWERS: dict[str, Answer] = {
                 "seconds mistake gives",
                 0.995,
             ),
-            ("0.995 * 3600 multiplies; recency raises decay_rate to the power", 0.995 * 3600),
+            (
+                "that multiplies the rate by the gap; recency raises the rate to the power of "
+                "the gap",
+                0.995 * 3600,
+            ),
         ),
+        "with the gap left in seconds, a one-hour-old memory looks 3,600 hours old to the "
+        "formula: the hourly rate is applied once for each of them. Expect a tiny number.",
+        RECENCY,
     ),
     "01.3": Answer(
         "the decay_rate that gives episodes a one-week half-life",
         0.5 ** (1 / 168),
         1e-5,
         (
-            ("that is a one-day half-life: a week is 168 hours", 0.5 ** (1 / 24)),
-            ("that is the half-life formula upside down: rate = 0.5 ** (1 / hours)", 0.5**168),
-            ("0.995 halves in about 138 hours, not 168", 0.995),
+            ("that is a one-day half-life: count the hours of a week", 0.5 ** (1 / 24)),
             (
-                "that is the 45-day half-life the table cell printed; a week is 168 hours",
+                "that is the conversion upside down: a rate that small halves recency in a "
+                "fraction of an hour",
+                0.5**168,
+            ),
+            ("that is the course's rate, which halves in about 138 hours, not in a week", 0.995),
+            (
+                "that is the 45-day half-life the table cell printed, not a week's",
                 0.5 ** (1 / (45 * 24)),
             ),
-            ("1/168 is the exponent, not the rate: raise 0.5 to it", 1 / 168),
             (
-                "that loses 1/168 of the recency each hour, as if decay were a straight line; "
-                "recency multiplies by the rate every hour: rate = 0.5 ** (1 / 168)",
+                "that is an exponent, not a rate: a rate is the share kept per hour, close to 1",
+                1 / 168,
+            ),
+            (
+                "that loses an equal share every hour, as if decay were a straight line; "
+                "recency is multiplied by the rate every hour",
                 1 - 1 / 168,
             ),
             (
                 "that loses half of it in 168 equal steps, as if decay were a straight line; "
-                "recency multiplies by the rate every hour: rate = 0.5 ** (1 / 168)",
+                "recency is multiplied by the rate every hour",
                 1 - 0.5 / 168,
             ),
         ),
+        "a half-life h is the age at which the rate, applied once per hour, has brought "
+        "recency down to one half: the rate to the power h is 0.5. Solve that for the rate, "
+        "with h in hours.",
+        RATE,
     ),
     "02.1": Answer(
         "the contract's score with importance left undivided (rating 10)",
         0.0 + 0.1 + 10,
         1e-6,
         (
-            ("that divides by 10 after all; the question leaves the rating as it is", 1.1),
-            ("that is brushed teeth's score (0.9 + 1.0 + 1)", 2.9),
+            ("that divides the rating by 10 after all; the question leaves it as it is", 1.1),
+            ("that is brushed teeth's score, not the contract's", 2.9),
         ),
+        "add the contract's three signals as the table prints its relevance and recency, "
+        "with its rating as the raw number instead of its importance score.",
     ),
     "03.3": Answer(
         "the smallest importance weight that puts the contract on top",
@@ -108,6 +142,10 @@ ANSWERS: dict[str, Answer] = {
             ("at 1.0 the contract is on top already; the smallest weight is lower", 1.0),
             ("that is the question's own weight (3); look for the smallest", 3.0),
         ),
+        "for each other memory, the contract wins once the weight times its importance "
+        "lead makes up its deficit in relevance plus recency. Find the weight each rival "
+        "needs; the largest of those beats them all.",
+        (0.0, math.inf, "a weight is not negative"),
     ),
     "04.1": Answer(
         "every memory's recency on day 30 when k = 5 (all recalled every morning)",
@@ -124,6 +162,9 @@ ANSWERS: dict[str, Answer] = {
                 0.995 ** (30 * 24),
             ),
         ),
+        "with k = 5 every memory is recalled every morning, so on day 30 each was last "
+        "accessed the morning before: how much recency do that many hours take away?",
+        RECENCY,
     ),
     "04.3": Answer(
         "the lunch's recency on day 30 with decay_rate 0.98",
@@ -132,8 +173,11 @@ ANSWERS: dict[str, Answer] = {
         (
             ("that is the rate 0.995; the question sets 0.98", 0.995 ** (30 * 24)),
             ("that is one day at 0.98; the lunch was never recalled in 30 days", 0.98**24),
-            ("30 counts days, but the rate is per hour: 30 days are 30 * 24 hours", 0.98**30),
+            ("that counts days, but the rate is per hour", 0.98**30),
         ),
+        "the lunch is never recalled, so its clock has run since day 0: count the hours of "
+        "30 days and apply the hourly rate once for each. Expect a very small number.",
+        RECENCY,
     ),
     "06b.2": Answer(
         "the largest recency weight at which the design review's note wins day 4",
@@ -143,12 +187,12 @@ ANSWERS: dict[str, Answer] = {
             ("0.3 breaks the loop, but the question asks for the largest weight that does", 0.3),
             ("1.0 is the default weight, at which the loop holds", 1.0),
             ("at 0.7 the standup's note still wins day 4", 0.7),
-            (
-                "that is the ratio upside down: the relevance gap goes on top, the recency "
-                "gap below",
-                1 / 0.6083,
-            ),
+            ("that is the ratio upside down", 1 / 0.6083),
         ),
+        "on day 4's row, the review's note wins while its relevance lead is larger than the "
+        "recency weight times the standup's recency lead (importance is equal). Find the "
+        "weight at which the two are equal.",
+        (0.0, math.inf, "a weight is not negative"),
     ),
 }
 
@@ -157,11 +201,39 @@ def _number(value) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def check_answer(key: str, answer) -> bool:
-    """Check the number recorded for question `key` ("01.2" = notebook 01, question 2)."""
+def _what_is_off(spec: Answer, answer: float) -> str:
+    """The first rung: the named slip, a unit mixed up, out of range, or the direction."""
+    for label, value in spec.slips:
+        if math.isclose(answer, value, rel_tol=spec.rel_tol):
+            return label
+    if spec.within is not None:
+        low, high, what = spec.within
+        if not low <= answer <= high:
+            return f"out of range: {what}"
+    unit = ladder.unit_slip(answer, spec.expected)
+    if unit:
+        return unit
+    return ladder.direction(answer, spec.expected)
+
+
+def check_answer(key: str, answer, *, reveal: bool = False) -> bool:
+    """Check the number recorded for question `key` ("01.2" = notebook 01, question 2).
+
+    A wrong number gets what is off (a slip, a unit, the range, too big or too small); a
+    second, different wrong number gets the next step too; the number itself only with
+    reveal=True.
+    """
     spec = ANSWERS.get(key)
     if spec is None:
         raise ValueError(f"no answer cell {key!r}; known: {', '.join(ANSWERS)}")
+    right = _number(answer) and math.isclose(answer, spec.expected, rel_tol=spec.rel_tol)
+    if reveal and not right:
+        ladder.revealed(key)
+        print(
+            f"{key} ({spec.question}): the answer, as asked: {spec.expected:.4g} (within "
+            f"{spec.rel_tol * 100:g}%).\n  how: {spec.step}"
+        )
+        return False
     if answer is None:
         print(f"{key}: no answer yet. Work it out, set answer = ..., and run this cell again.")
         return False
@@ -171,24 +243,27 @@ def check_answer(key: str, answer) -> bool:
             "  likely mistake: write the number, or the expression that computes it"
         )
         return False
-    if math.isclose(answer, spec.expected, rel_tol=spec.rel_tol):
-        print(f"{key}: right, {answer:.4g} ({spec.question}).")
+    if right:
+        said = " (as the answer said)" if ladder.was_revealed(key) else ""
+        print(f"{key}: right, {answer:.4g} ({spec.question}){said}.")
         return True
-    slip = next(
-        (label for label, value in spec.slips if math.isclose(answer, value, rel_tol=spec.rel_tol)),
-        "none of the usual slips matches: redo the computation step by step",
-    )
-    print(
-        f"{key} ({spec.question})\n  expected: {spec.expected:.4g} (within "
-        f"{spec.rel_tol * 100:g}%)\n  got:      {answer:.4g}\n  likely slip: {slip}"
-    )
+    rung = ladder.wrong_try(key, ladder.rounded(answer))
+    lines = [f"{key} ({spec.question}): not yet.", f"  got:         {answer:.4g}",
+             f"  what is off: {_what_is_off(spec, answer)}"]  # fmt: skip
+    if rung >= 2:
+        lines.append(f"  next step:   {spec.step}")
+    else:
+        lines.append("  Change answer and run this cell again: a second, different try gets "
+                     "the next step.")  # fmt: skip
+    lines.append(ladder.reveal_hint(f'check_answer("{key}", answer, reveal=True)'))
+    print("\n".join(lines))
     return False
 
 
 # --- the memory stream: a memory's fields ------------------------------------------------
 
-FIELD_QUESTIONS: dict[str, tuple[str, str, dict[str, str]]] = {
-    # key -> (what is asked, the field, a wrong field -> why it is not that one)
+FIELD_QUESTIONS: dict[str, tuple[str, str, dict[str, str], str]] = {
+    # key -> (what is asked, the field, a wrong field -> why it is not that one, next step)
     "01.fields": (
         "the field recency counts the hours from",
         "last_accessed",
@@ -197,29 +272,63 @@ FIELD_QUESTIONS: dict[str, tuple[str, str, dict[str, str]]] = {
             "would fade like one never needed",
             "importance": "importance is the rating; recency reads a time",
         },
+        "recency counts hours, so the field holds a time; of the fields that hold one, take "
+        "the one that a recall resets, so that a memory in use stays fresh",
     ),
 }
+TIMES = ("created_at", "last_accessed")  # the fields of a memory that hold a time
 
 
-def check_field(key: str, answer) -> bool:
+def _memory_fields() -> list[str]:
+    return [f.name for f in dataclasses.fields(Memory)]
+
+
+def check_field(key: str, answer, *, reveal: bool = False) -> bool:
     """Check the name of a Memory field recorded for question `key`."""
-    question, field_name, slips = FIELD_QUESTIONS[key]
+    question, field_name, slips, step = FIELD_QUESTIONS[key]
+    if reveal and answer != field_name:
+        ladder.revealed(key)
+        print(f"{key} ({question}): the answer, as asked: {field_name!r}.\n  why: {step}")
+        return False
     if answer is None:
         print(f'{key}: no answer yet. Set field = "..." (a field of Memory), then run again.')
         return False
     if answer == field_name:
-        print(f"{key}: right, {field_name} ({question}).")
+        said = " (as the answer said)" if ladder.was_revealed(key) else ""
+        print(f"{key}: right, {field_name} ({question}){said}.")
         return True
-    print(
-        f"{key} ({question})\n  expected: {field_name!r}\n  got:      {answer!r}\n"
-        f"  likely slip: {slips.get(answer, 'look at the fields printed above')}"
-    )
+    if not isinstance(answer, str) or answer not in _memory_fields():
+        off = (f"{answer!r} is not a field of Memory: write one of the names printed above, "
+               "as a string")  # fmt: skip
+    elif answer in slips:
+        off = slips[answer]
+    elif answer not in TIMES:
+        off = f"{answer} does not hold a time, and recency counts hours"
+    else:
+        off = "look at the fields printed above"
+    rung = ladder.wrong_try(key, answer if isinstance(answer, str) else repr(answer))
+    lines = [f"{key} ({question}): not {answer!r}.", f"  what is off: {off}"]
+    if rung >= 2:
+        lines.append(f"  next step:   {step}")
+    lines.append(ladder.reveal_hint(f'check_field("{key}", field, reveal=True)'))
+    print("\n".join(lines))
     return False
 
 
 # --- the memory stream: what a recall changes -------------------------------------------
 
 RECALL_CHANGES = frozenset({"last_accessed"})
+RECALL = "04.recall"  # the question's key on the hint ladder
+SET_ONCE = {
+    "created_at": "created_at records when the memory was written, once",
+    "importance": "importance is rated once, at write time",
+}
+NOT_STORED = {  # names a learner may write that are signals, computed, never stored
+    "recency": "recency is not stored: it is computed from a stored time whenever memories "
+    "are ranked",
+    "relevance": "relevance is not stored: it is computed against each question",
+    "score": "the score is not stored: it is computed whenever memories are ranked",
+}
 
 
 def recall_changes() -> set[str]:
@@ -244,8 +353,40 @@ def recall_changes() -> set[str]:
     return {name for name in before if before[name] != after[name]}
 
 
-def check_recall_changes(predicted) -> bool:
+def _recall_hints(predicted: set[str]) -> tuple[str, str]:
+    """(what is off, the next step) for a wrong set of fields, by count and category."""
+    fields = set(_memory_fields())
+    unknown = sorted(predicted - fields)
+    extra = sorted((predicted & fields) - RECALL_CHANGES)
+    missing = RECALL_CHANGES - predicted
+    off = []
+    for name in unknown:
+        off.append(NOT_STORED.get(name, f"{name!r} is not a field of Memory"))
+    if extra:
+        said = [SET_ONCE[name] for name in extra if name in SET_ONCE]
+        off.append(
+            f"{len(extra)} of the fields you named {'is' if len(extra) == 1 else 'are'} set "
+            "when the memory is written and never changed by a recall"
+            + (f" ({'; '.join(said)})" if said else "")
+        )
+    if missing:
+        off.append("a field that every recall changes is missing from your set")
+    step = (
+        "a recall changes exactly one field: the one that restarts the recency clock, so "
+        "that memories in use stay fresh. Everything else is set once, when written."
+    )
+    return "; ".join(off), step
+
+
+def check_recall_changes(predicted, *, reveal: bool = False) -> bool:
     """Compare the learner's set of field names with what a recall changes."""
+    if reveal and (predicted is None or set(predicted) != RECALL_CHANGES):
+        ladder.revealed(RECALL)
+        print(
+            f"the answer, as asked: a recall changes {sorted(RECALL_CHANGES)} and nothing "
+            "else; the rest of a memory is written once, and the stream only grows."
+        )
+        return False
     if predicted is None:
         print("no prediction yet: set changes_on_recall = {...} (field names), then run again.")
         return False
@@ -258,33 +399,26 @@ def check_recall_changes(predicted) -> bool:
     actual = recall_changes()
     if actual != RECALL_CHANGES:
         print(
-            f"your retrieve changed {sorted(actual)} on a recalled memory\n"
-            f"  expected: {sorted(RECALL_CHANGES)}\n  likely mistake: retrieve sets "
-            "last_accessed = now on the memories it returns, and changes nothing else "
-            "(code/retriever.py, Milestone 4)"
+            f"your retrieve changed {sorted(actual)} on a recalled memory, which is not what "
+            "a recall does\n  likely mistake: retrieve refreshes the memories it returns and "
+            "changes nothing else (code/retriever.py, Milestone 4); fix it, then run again"
         )
         return False
     predicted = set(predicted)
     if predicted == RECALL_CHANGES:
+        said = " (as the answer said)" if ladder.was_revealed(RECALL) else ""
         print(
             "right: a recall changes only last_accessed. id, text, kind, created_at, "
-            "importance and embedding never change; the stream only grows."
+            f"importance and embedding never change; the stream only grows{said}."
         )
         return True
-    extra, missing = sorted(predicted - actual), sorted(actual - predicted)
-    why = []
-    if "created_at" in extra:
-        why.append("created_at records when the memory was written, once")
-    if "importance" in extra:
-        why.append("importance is rated once, at write time")
-    if extra and not why:
-        why.append(f"{', '.join(extra)} is set when the memory is written and stays")
-    if missing:
-        why.append("the recall resets last_accessed to now: that is the refresh")
-    print(
-        f"expected: {sorted(RECALL_CHANGES)}\ngot:      {sorted(predicted)}\n"
-        f"likely mistake: {'; '.join(why)}"
-    )
+    off, step = _recall_hints(predicted)
+    rung = ladder.wrong_try(RECALL, frozenset(predicted))
+    lines = [f"not yet: {len(predicted)} field(s) named", f"  what is off: {off}"]
+    if rung >= 2:
+        lines.append(f"  next step:   {step}")
+    lines.append(ladder.reveal_hint("check_recall_changes(changes_on_recall, reveal=True)"))
+    print("\n".join(lines))
     return False
 
 
@@ -348,12 +482,30 @@ BUDGET_CASES = (
 )  # fmt: skip
 
 
-def check_fit_budget(fit_budget) -> bool:
+FIT = "04.fit_budget"  # the budget step's key on the hint ladder
+WALK = (
+    "walk the ranking best first and keep each memory while the rendered block of all kept "
+    "so far, it included, costs at most budget_tokens; stop at the first that does not fit"
+)
+
+
+def _fit_off(ids: tuple, expected: tuple) -> str:
+    """What is off in the ids a budget step kept, by count and place, not which ones fit."""
+    if len(ids) > len(expected):
+        extra = len(ids) - len(expected)
+        return f"{extra} memor{'y' if extra == 1 else 'ies'} too many: the block is over budget"
+    if len(ids) < len(expected):
+        short = len(expected) - len(ids)
+        return f"{short} memor{'y' if short == 1 else 'ies'} too few: more fit in the budget"
+    return "as many as fit, but not the right ones: keep the best first, in ranking order"
+
+
+def check_fit_budget(fit_budget, *, reveal: bool = False) -> bool:
     """Run the learner's fit_budget(ranked, budget_tokens, now) on fixed memories and budgets."""
     if not callable(fit_budget):
         print(f"expected: the function fit_budget\ngot:      {fit_budget!r}")
         return False
-    for question, budget, n, expected, slips in BUDGET_CASES:
+    for number, (question, budget, n, expected, slips) in enumerate(BUDGET_CASES):
         ranked = _budget_memories()[:n]
         before = [memory.to_dict() for memory in ranked]
         given = list(ranked)
@@ -378,23 +530,34 @@ def check_fit_budget(fit_budget) -> bool:
                     )
                     return False
                 continue
-            mistake = slips.get(
-                ids,
-                "walk the ranking best first and keep each memory while the rendered "
-                "block of all kept so far, it included, costs at most budget_tokens",
-            )
-            got = list(ids)
-        print(
-            f"{call}  ({question})\n  expected: {list(expected)}\n  got:      {got!r}\n"
-            f"  likely mistake: {mistake}"
-        )
+            if reveal:
+                ladder.revealed(FIT)
+                print(f"{call}  ({question})\n  the answer, as asked: {list(expected)}\n"
+                      f"  got:      {list(ids)}\n  how: {WALK}")  # fmt: skip
+                return False
+            rung = ladder.wrong_try(FIT, (number, ids))
+            lines = [f"{call}  ({question})", f"  got:         {list(ids)}",
+                     f"  what is off: {slips.get(ids) or _fit_off(ids, expected)}"]  # fmt: skip
+            if rung >= 2:
+                lines.append(f"  next step:   {WALK}")
+            lines.append(ladder.reveal_hint("check_fit_budget(fit_budget, reveal=True)"))
+            print("\n".join(lines))
+            return False
+        print(f"{call}  ({question})\n  got:      {got!r}\n  likely mistake: {mistake}")
         return False
     print(f"fit_budget: {len(BUDGET_CASES)} checks passed")
     return True
 
 
+BLOCK = "04.block_fits"
+
+
 def check_block_fits(block: str, budget_tokens: int, k: int | None = None) -> bool:
-    """True when the rendered memory block costs at most `budget_tokens` tokens."""
+    """True when the rendered memory block costs at most `budget_tokens` tokens.
+
+    Nothing to reveal: the budget is the learner's own number. A block over it gets how far
+    over; a second, different block over it gets the next step.
+    """
     from extensions.context_budget import count_tokens
 
     if not isinstance(block, str):
@@ -404,10 +567,17 @@ def check_block_fits(block: str, budget_tokens: int, k: int | None = None) -> bo
     if tokens <= budget_tokens:
         print(f"fits: {tokens} tokens of memory block within a budget of {budget_tokens}.")
         return True
-    print(
+    rung = ladder.wrong_try(BLOCK, (budget_tokens, tokens))
+    lines = [
         f"over budget\n  expected: at most {budget_tokens} tokens\n  got:      {tokens} tokens"
-        + (f" for k = {k}" if k is not None else "")
-        + "\n  likely mistake: k counts memories, not tokens; long memories cost more, "
-        "so lower k until the block fits"
-    )
+        + (f" for k = {k}" if k is not None else ""),
+        "  likely mistake: k counts memories, not tokens; long memories cost more, so lower "
+        "k until the block fits",
+    ]
+    if rung >= 2 and k:
+        lines.append(
+            f"  next step: this block costs about {tokens / k:.0f} tokens a memory on average, "
+            "but not every memory costs the average: drop the lowest-ranked first, one at a time"
+        )
+    print("\n".join(lines))
     return False

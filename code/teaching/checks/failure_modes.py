@@ -2,19 +2,21 @@
 
 Each failure of notebooks 06a and 06b is a numbered section. The learner sees what the
 user sees and the table behind the decision (the three signals and the score), then
-predicts the signal to blame, `blame = "recency"`, or "none" when the fault is a step
-outside the score. `check_blame` answers, and never with the answer at the first wrong try:
+predicts the signal to blame, `blame = "recency"`, or "none" when the fault is a step outside
+the score. `check_blame` answers on the hint ladder (teaching/checks/ladder.py), never with
+the answer unless asked:
 
-    check_blame(2, "relevance")                  a first wrong answer: a hint
+    check_blame(2, None)                         stops the notebook: "make your prediction
+                                                 first" (PredictionMissing), so Run All never
+                                                 runs on to the fix before a prediction
+    check_blame(2, "relevance")                  a first wrong answer: what is off
       failure 2 (a stale preference wins): not relevance.
         hint: Relevance did break a tie between the two notes. Which columns tied, ...
-    check_blame(2, "importance")                 a second, different one: the answer
-      failure 2 (...): not importance either.
-        answer: recency. This assistant's recency never decays ...
-    check_blame(2, blame, reveal=True)           the answer on request
+    check_blame(2, "importance")                 a second, different one: the next step
+    check_blame(2, blame, reveal=True)           the answer, only on request
 
-A wrong answer tried again gets its hint again; only a second, different wrong answer
-(or `reveal=True`) shows the answer, with why the wrong answers tempt.
+A wrong answer tried again gets its hint again. `require_blame(n)`, at the top of a cell that
+shows the fix, stops that cell too until failure n has a prediction.
 
 This module is also the answer key of the two notebooks: each failure's `broken` settings
 are what teaching/failure_demos.py's `assistant(n)` changes, so the notebooks can show an
@@ -40,6 +42,7 @@ from typing import NamedTuple
 
 from base.defaults import DECAY_RATE, WEIGHTS
 from memory_store import Memory, MemoryStore
+from teaching.checks import ladder
 from teaching.checks.core import learner_function
 
 SIGNALS = ("relevance", "recency", "importance", "none")
@@ -65,6 +68,7 @@ class Failure(NamedTuple):
     why: str  # the explanation, shown once the answer is right or revealed
     fix: str
     hints: dict  # a wrong answer -> where in the table to look (never the answer)
+    step: str  # the second rung, a sentence: a stronger pointer at the evidence, not the answer
     slips: dict  # a wrong answer -> why it tempts and why it is not the cause
     broken: dict  # the Settings fields this failure's assistant changes (empty: as shipped)
 
@@ -90,6 +94,8 @@ FAILURES: dict[int, Failure] = {
                 "none": "the vegan note is in the table, so it was stored and ranked: the fault "
                 "is in how it was scored. Compare each row's score with its three signal columns.",
             },
+            "Every row's score equals one of its three columns exactly, to the last digit: "
+            "that column alone decided the ranking. Which one is it?",
             {
                 "recency": "the pasta note's recency is about 0: recency would have sunk it, "
                 "had its weight not been 0",
@@ -116,6 +122,8 @@ FAILURES: dict[int, Failure] = {
                 "none": "both notes are in the table: stored and ranked. Read each column for the "
                 "note written 90 days ago: does every value fit its age?",
             },
+            "One column shows the same value for a note written 90 days ago and one written "
+            "yesterday. A signal that should depend on age and does not is the broken one.",
             {
                 "relevance": "relevance only broke the tie that recency left: with decay, the "
                 "90-day-old note would have lost by far",
@@ -141,6 +149,8 @@ FAILURES: dict[int, Failure] = {
                 "none": "both notes are in the table: stored and ranked. Add up each row's three "
                 "signals and compare with its score.",
             },
+            "Each score is the sum of two of its columns only. The third, left out, is the one "
+            "that would have kept the note rated 9 on top.",
             {
                 "recency": "recency favours the fresh note, as it should; the constraint lost "
                 "because the one signal that protects it had no weight",
@@ -168,6 +178,8 @@ FAILURES: dict[int, Failure] = {
                 "none": "the decision is in the table: stored and ranked, and it lost on the "
                 "score. Which column is on the old note's side?",
             },
+            "Of the three columns, only one is on the old note's side: the decision leads in "
+            "the other two. The one left is what the old note wins on.",
             {
                 "recency": "the decision is the fresher note: recency was on its side",
                 "importance": "the decision is rated higher: importance was on its side too",
@@ -193,6 +205,8 @@ FAILURES: dict[int, Failure] = {
                 "none": "both notes are ranked every morning, and the wrong one wins on the "
                 "numbers. On day 4's row, which column is on m1's side, and why is it so high?",
             },
+            "The note m1 was recalled on days 1-3. A recall resets one field of a memory; "
+            "which column is computed from it, and how high is it for m1 on day 4?",
             {
                 "relevance": "the neglected note is the more relevant one from day 4: relevance "
                 "was on its side",
@@ -219,6 +233,8 @@ FAILURES: dict[int, Failure] = {
                 "importance": "both notes were recalled: importance did its part. Read the "
                 "block the model was given: what would it need to pick the current one?",
             },
+            "Both notes were recalled, so ranking did its job. The fault lies after ranking: "
+            "what was the model shown about each note, and what did it lack?",
             {
                 "recency": "recency decided which notes were recalled, and both were; what "
                 "went missing is the age in the prompt, after ranking",
@@ -230,15 +246,16 @@ FAILURES: dict[int, Failure] = {
     )
 }
 
-TRIES: dict[int, list[str]] = {}  # failure -> the distinct wrong answers given so far
-REVEALED: set[int] = set()  # failures whose answer was shown on request
-
 
 def _failure(number) -> Failure:
     failure = FAILURES.get(number)
     if failure is None:
         raise ValueError(f"notebooks 06a-06b have failures 1-{len(FAILURES)}, got {number!r}")
     return failure
+
+
+def _key(number: int) -> str:
+    return f"blame {number}"
 
 
 def _sentence(text: str) -> str:
@@ -255,24 +272,24 @@ def _answer(failure: Failure, wrong: list[str]) -> str:
 def check_blame(number: int, blame, *, reveal: bool = False) -> bool:
     """Compare the learner's predicted signal for failure `number` with its cause.
 
-    A right answer says why and the fix; a first wrong one gets a hint that points at the
-    table; a second, different wrong one (or reveal=True) gets the answer.
+    An empty prediction stops the notebook ("make your prediction first"). A right answer
+    says why and the fix; a first wrong one gets a hint that points at the table; a second,
+    different wrong one gets the next step; only reveal=True shows the answer.
     check_blame(2, "recency") prints "failure 2 (...): right, recency, ..." and returns True.
     """
     failure = _failure(number)
     head = f"failure {number} ({failure.title.lower()})"
-    tries = TRIES.setdefault(number, [])
+    key = _key(number)
+    wrong = list(ladder.TRIES.get(key, []))
     known = isinstance(blame, str) and blame.strip().lower() in SIGNALS
     if reveal and not (known and blame.strip().lower() == failure.blame):
-        REVEALED.add(number)
-        print(f"{head}: the answer, as asked.\n{_answer(failure, tries)}")
+        ladder.revealed(key)
+        ladder.PREDICTED.add(key)
+        print(f"{head}: the answer, as asked.\n{_answer(failure, wrong)}")
         return False
-    if blame is None:
-        print(
-            f"{head}: no prediction yet. Set blame = one of {', '.join(map(repr, SIGNALS))} "
-            "from the evidence above, then run this cell."
-        )
-        return False
+    ladder.require_prediction(
+        blame, f"blame = one of {', '.join(map(repr, SIGNALS))} from the evidence above"
+    )
     if not known:
         print(
             f"{head}\n  expected: one of {', '.join(map(repr, SIGNALS))}\n  got:      {blame!r}\n"
@@ -280,25 +297,33 @@ def check_blame(number: int, blame, *, reveal: bool = False) -> bool:
             "cause is a step outside the score (what is stored, what the prompt shows)"
         )
         return False
+    ladder.PREDICTED.add(key)
     blame = blame.strip().lower()
     if blame == failure.blame:
-        when = {0: "on the first try", 1: "after one hint"}.get(len(tries), "as the answer said")
-        if number in REVEALED:
+        when = {0: "on the first try", 1: "after one hint"}.get(len(wrong), "after two hints")
+        if ladder.was_revealed(key):
             when = "as the answer said"
         print(f"{head}: right, {blame}, {when}. {_sentence(failure.why)}\n  fix: {failure.fix}")
         return True
-    if blame not in tries:
-        tries.append(blame)
-    if len(tries) == 1:
-        print(
-            f"{head}: not {blame}.\n  hint: {failure.hints.get(blame, TABLE)[0].upper()}"
-            f"{failure.hints.get(blame, TABLE)[1:]}\n"
-            f"  Change blame and run this cell again. A second, different wrong answer shows "
-            f"the answer; so does check_blame({number}, blame, reveal=True)."
-        )
-        return False
-    print(f"{head}: not {blame} either.\n{_answer(failure, tries)}")
+    rung = ladder.wrong_try(key, blame)
+    hint = failure.hints.get(blame, TABLE)
+    lines = [f"{head}: not {blame}.", f"  hint: {hint[0].upper()}{hint[1:]}"]
+    if rung >= 2:
+        lines.append(f"  next step: {failure.step}")
+    lines.append("  Change blame and run this cell again.")
+    lines.append(ladder.reveal_hint(f"check_blame({number}, blame, reveal=True)"))
+    print("\n".join(lines))
     return False
+
+
+def require_blame(number: int) -> None:
+    """Stop a cell that shows failure `number`'s fix until its blame has been predicted."""
+    _failure(number)
+    if _key(number) not in ladder.PREDICTED:
+        raise ladder.PredictionMissing(
+            f"make your prediction first: run check_blame({number}, blame) with your blame "
+            "above; the fix is shown once you have committed to an answer."
+        )
 
 
 # --- your turn: a constraint crowded out at the default weights, then saved ----------------

@@ -383,28 +383,66 @@ TO_LABEL = (  # id, memory, its kind
 )
 
 
-def check_kind_labels(labels) -> None:
-    """Every memory of TO_LABEL given its kind; a wrong label is explained, not just flagged."""
+LABELS = "07a.labels"  # the labels' key on the hint ladder
+SORTING_TEST = (
+    "the test: did it happen at a time (episodic), is it true until replaced (semantic), or "
+    "does it say how to do something (procedural)?"
+)
+
+
+def _labels_off(labels: dict, wrong: list[str]) -> list[str]:
+    """What is off, by category of the learner's own labels: never which kind is right."""
+    lines = []
+    for given in sorted({labels[i] for i in wrong}, key=str):
+        if given not in WHY:
+            ids = ", ".join(i for i in wrong if labels[i] == given)
+            lines.append(f"  {given!r} ({ids}) is not a kind: use {', '.join(map(repr, WHY))}")
+            continue
+        called = [i for i, *_ in TO_LABEL if labels[i] == given]
+        off = sum(1 for i in wrong if labels[i] == given)
+        lines.append(
+            f"  of the {len(called)} you called {given}, {off} {'is' if off == 1 else 'are'} not"
+        )
+    return lines
+
+
+def check_kind_labels(labels, *, reveal: bool = False) -> None:
+    """Every memory of TO_LABEL given its kind, on the hint ladder.
+
+    A first wrong set says how many labels are off and in which of your categories; a
+    second, different one names the memories that are off; only reveal=True shows each
+    right kind and why.
+    """
+    from teaching.checks.ladder import reveal_hint, revealed, was_revealed, wrong_try
+
+    if reveal and not isinstance(labels, dict):
+        labels = {}
     if not isinstance(labels, dict):
         raise CheckFailed(
             f"labels must be a dict {{memory id: kind}}, e.g. {{'k1': 'episodic'}}; "
             f"got a {type(labels).__name__}"
         )
     missing = [i for i, *_ in TO_LABEL if i not in labels]
-    if missing:
+    if missing and not reveal:
         raise CheckFailed(f"no label yet for {', '.join(missing)}: give every memory one kind")
-    wrong = []
-    for memory_id, text, kind in TO_LABEL:
-        given = labels[memory_id]
-        if given == kind:
-            continue
-        unknown = given not in WHY
-        said = f"{given!r} is not a kind" if unknown else f"you said {given}"
-        wrong.append(f"  {memory_id} {text!r}\n    {said}; it is {kind}: {WHY[kind]}")
-    if wrong:
-        raise CheckFailed(
-            f"{len(wrong)} of {len(TO_LABEL)} labels are off:\n" + "\n".join(wrong) + "\n"
-            "  the test: did it happen at a time (episodic), is it true until replaced "
-            "(semantic), or does it say how to do something (procedural)?"
-        )
-    print(f"kind labels: all {len(TO_LABEL)} right")
+    wrong = [memory_id for memory_id, _, kind in TO_LABEL if labels.get(memory_id) != kind]
+    if not wrong:
+        said = " (as the answer said)" if was_revealed(LABELS) else ""
+        print(f"kind labels: all {len(TO_LABEL)} right{said}")
+        return
+    if reveal:
+        revealed(LABELS)
+        explained = [
+            f"  {memory_id} {text!r}: {kind}, {WHY[kind]}"
+            + (f" (you said {labels[memory_id]!r})" if memory_id in labels else "")
+            for memory_id, text, kind in TO_LABEL
+            if memory_id in wrong
+        ]
+        raise CheckFailed("the answer, as asked:\n" + "\n".join(explained))
+    rung = wrong_try(LABELS, tuple(str(labels[i]) for i, *_ in TO_LABEL))
+    lines = [f"{len(wrong)} of {len(TO_LABEL)} labels are off:", *_labels_off(labels, wrong)]
+    if rung >= 2:
+        lines.append(f"  next step: look again at {', '.join(wrong)}; for each, ask the test")
+    lines.append(f"  {SORTING_TEST}")
+    lines.append(reveal_hint("check_kind_labels(labels, reveal=True)"))
+    raise CheckFailed("\n".join(lines))
