@@ -20,6 +20,10 @@ def _gap(model: Callable) -> Callable:
     return lambda now, last_accessed, decay_rate=0.995: model(now - last_accessed, decay_rate)
 
 
+LINEAR = (
+    "recency fell by the same amount every hour (a straight line that reaches 0); it should "
+    "keep the same share every hour, so the fall slows down"
+)
 FUTURE = "a last access in the future must count as 0 hours (clock skew): clamp the hours at 0"
 
 MISTAKES = Mistakes(
@@ -53,40 +57,39 @@ MISTAKES = Mistakes(
             )
         ],
         (
-            "decay_rate was multiplied by the hours; raise it to the power instead (**)",
+            "decay_rate was multiplied by the hours; recency keeps the share decay_rate once "
+            "per hour, so decay_rate is applied as many times as there are hours (a power)",
             _gap(lambda seconds, rate: rate * seconds / HOUR),
         ),
         (
-            "recency fell by the same amount every hour (a straight line that reaches 0); "
-            "it should keep the same share every hour: decay_rate to the power of the hours",
+            LINEAR,
             _gap(lambda seconds, rate: 1 - (1 - rate) * max(0.0, seconds / HOUR)),
         ),
         (
-            "recency fell by the same amount every hour (a straight line that reaches 0); "
-            "it should keep the same share every hour: decay_rate to the power of the hours",
+            LINEAR,
             _gap(lambda seconds, rate: 1 - (1 - rate) * seconds / HOUR),
         ),
         (
             "e was raised to the power of minus decay_rate times the hours; decay_rate is "
-            "already the share kept per hour: raise decay_rate itself to the power of the hours",
+            "already the share kept per hour, no e is needed: 1 hour must give decay_rate itself",
             _gap(lambda seconds, rate: math.exp(-rate * max(0.0, seconds / HOUR))),
         ),
         (
-            "a continuous decay, e to the power of -(1 - decay_rate) x hours, is close but "
-            "not the rule: raise decay_rate itself to the power of the hours",
+            "a continuous decay (e to the power of minus the part lost, times the hours) is "
+            "close but not the rule: 1 hour must give exactly decay_rate, 2 hours its square",
             _gap(lambda seconds, rate: math.exp(-(1 - rate) * max(0.0, seconds / HOUR))),
         ),
         (
             "base and exponent were swapped: the hours were raised to the power decay_rate; "
-            "raise decay_rate to the power of the hours",
+            "the hours belong in the exponent",
             _gap(lambda seconds, rate: max(0.0, seconds / HOUR) ** rate),
         ),
         (
-            "the hours were returned, not decay_rate ** hours",
+            "the hours were returned, not the recency they give (1 hour gives decay_rate)",
             _gap(lambda seconds, rate: seconds / HOUR),
         ),
         (
-            "this is 1 - decay_rate ** hours, the part forgotten; return the part kept",
+            "this is the part forgotten (1 minus the recency); return the part kept",
             _gap(lambda seconds, rate: 1 - rate ** (seconds / HOUR)),
         ),
         (
@@ -110,8 +113,8 @@ MISTAKES = Mistakes(
             _gap(lambda seconds, rate: rate ** (abs(seconds) / HOUR)),
         ),
         (
-            "recency was 1.0 whatever the gap: is the gap computed from the arguments, and is "
-            "decay_rate raised to the power of it?",
+            "recency was 1.0 whatever the gap: is the gap computed from the two arguments, "
+            "in hours, and does it reach the decay?",
             _gap(lambda seconds, rate: 1.0),
         ),
         (FUTURE, _gap(lambda seconds, rate: rate ** (seconds / HOUR))),

@@ -209,7 +209,7 @@ TIES_REVERSED = (
 TIES_RANDOM = (
     "equal scores came out in a different order on two runs over the same store: the "
     "tie-break is random (a shuffle, a random key, or a set's order); equal scores keep the "
-    "store's order, and a sort by score alone (a stable sort) keeps it"
+    "store's order, which a sort on the score alone keeps (Python's sort is stable)"
 )
 TIES_OTHER = (
     "the right scores, but equal scores in another order than the store's: equal scores "

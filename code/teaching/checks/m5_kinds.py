@@ -55,8 +55,8 @@ FAST = {"episodic": 24.0, "semantic": 240.0, "procedural": INF}  # hours per kin
 STALE_SKILLS = {"episodic": 24.0, "semantic": INF, "procedural": 6.0}
 
 HALF_LIFE_AS_RATE = (
-    "a half-life is not a decay rate: half_life ** hours grows without bound; "
-    "recency halves once per half-life, 0.5 ** (hours / half_life)"
+    "a half-life is not a decay rate: raising the half-life to the hours grows without "
+    "bound; recency halves once per half-life (hours / half_life half-lives have passed)"
 )
 EPISODES_NEVER_FADE = (
     "episodic memories never faded: events are the kind that fades; facts and skills "
@@ -97,8 +97,8 @@ MISTAKES = Mistakes(
     models=[
         (HALF_LIFE_AS_RATE, _model(lambda h, kind, table, s: table[kind] ** h)),
         (
-            "the half-life was inverted into a share kept per hour, (1 / half_life) ** hours; "
-            "recency halves once per half-life: 0.5 ** (hours / half_life)",
+            "the half-life was inverted into a share kept per hour (1 / half_life per hour); "
+            "recency halves once per half-life, whatever the half-life",
             _model(lambda h, kind, table, s: (1 / table[kind]) ** h),
         ),
         (
@@ -111,7 +111,7 @@ MISTAKES = Mistakes(
         (NOTHING_FADES, _model(lambda h, kind, table, s: 1.0)),
         (
             "this is recency_score (0.995 per hour, whatever the kind); recency here halves "
-            "once per half-life of the memory's kind: 0.5 ** (hours / half_life)",
+            "once per half-life of the memory's kind",
             _model(lambda h, kind, table, s: 0.995 ** max(0.0, h)),
         ),
         (
@@ -137,7 +137,8 @@ MISTAKES = Mistakes(
             _model(lambda h, kind, table, s: _halving(h / DAY, table[kind])),
         ),
         (
-            "hours and half-life were swapped: 0.5 ** (half_life / hours)",
+            "hours and half-life were swapped: count how many half-lives fit in the hours, "
+            "not how many times the hours fit in a half-life",
             _model(lambda h, kind, table, s: 0.5 ** (table[kind] / h)),
         ),
         (
