@@ -14,7 +14,9 @@ import pytest
 from teaching import mentor
 from teaching.mentor import (
     CHECKLISTS,
+    MISCONCEPTIONS,
     check_answer,
+    find_misconceptions,
     main,
     mentor_messages,
     parse_understanding,
@@ -185,6 +187,212 @@ def test_an_answer_that_says_nothing_ticks_nothing(qid):
     )
 
 
+# --- a tick needs a right claim: wrong answers get none, right ones in other words do ------
+
+ALL = None  # every key idea of the question
+
+# (question, a wrong answer, the misconception it must be flagged with or None, the key
+# ideas that must stay unticked: ALL, or the ones the wrong claim is about when the answer
+# also says something right)
+WRONG_ANSWERS = [
+    ("Q3", "Recency is decay_rate ** seconds since created, so it halves after 100 hours.",
+     "exponent in seconds", ALL),
+    ("Q3", "Recency is decay_rate ** seconds since created ... halves after 100 hours",
+     "decay from creation", ALL),
+    ("Q3", "recency = 0.995 to the power of the seconds since the last access",
+     "exponent in seconds", ALL),
+    ("Q3", "It is the decay rate raised to the number of days since the memory was last used.",
+     "exponent in days", ALL),
+    ("Q3", "It is decay_rate ** minutes elapsed since the last access.", "exponent in minutes",
+     ALL),
+    ("Q3", "Recency is 0.995 raised to the hours since the memory was created.",
+     "decay from creation", ALL),
+    ("Q3", "Each hour recency loses 0.005, so it is half after 100 hours.",
+     "a fixed amount per hour", ALL),
+    ("Q3", "It halves after about 100 hours.", "half after 100 or 200 hours", ALL),
+    ("Q3", "Recency grows the longer a memory sits in the store.", "recency grows", ALL),
+    ("Q3", "The timestamps are in milliseconds, so divide the gap by 3,600,000.", "milliseconds",
+     ALL),
+    ("Q3", "decay_rate is the fraction lost per hour, so recency is (1 - decay_rate) ** hours.",
+     "decay rate as the part lost", ALL),
+    ("Q3", "Recency is decay_rate, a number between 0 and 1.", None, ALL),
+    ("Q3", "Recency is not measured in hours; it counts how often a memory was recalled.", None,
+     ALL),
+    ("Q2", "Relevance is the Euclidean distance between the two texts.",
+     "relevance as distance", ALL),
+    ("Q2", "Relevance is just the dot product, longer vectors simply count more.",
+     "relevance as the dot product", (0, 3)),
+    ("Q2", "The smaller the distance, the more relevant the memory.", "relevance as distance",
+     ALL),
+    ("Q2", "The plain dot product is just as good, the size of the numbers does not matter.",
+     "the dot product is as good", ALL),
+    ("Q4", "Importance is the rating divided by 100, so 8 becomes 0.08.", "divided by 100", ALL),
+    ("Q4", "The rating goes into the score as is; there is no need to divide it.",
+     "importance used raw", ALL),
+    ("Q4", "Importance is recomputed at every retrieval, from how often the memory was used.",
+     "importance decided at retrieval", ALL),
+    ("Q4", "A rating of 1 is the most important, 10 the least.", "scale upside down", ALL),
+    ("Q5", "The three signals are multiplied together.", "signals multiplied", ALL),
+    ("Q5", "We take the average of the three signals.", "signals averaged", ALL),
+    ("Q5", "Memories are sorted in ascending order and the lowest score first goes in.",
+     "lowest first", ALL),
+    ("Q6", "Retrieval should update created_at to now on the memories it returns.",
+     "a recall changes created_at", (1, 3)),
+    ("Q6", "Touching all the memories each turn is better, it keeps everything warm.",
+     "refreshing everything is good", (0, 1, 2)),
+    ("Q7", "The prompt is the large place, where the memories are kept.", "the prompt is large",
+     (0,)),
+    ("Q7", "All the memories are loaded into the prompt on every turn.", "everything is loaded",
+     (2, 3)),
+    ("Q8", "When the user says the opposite, lower the old memory's importance so it is rarely "
+     "recalled.", "hide a stale fact by lowering its score", ALL),
+    ("Q8", "They should all fade at the same rate, that is simpler.", "every kind fades alike",
+     ALL),
+    ("Q8", "Facts should fade fastest, while episodes should never fade.",
+     "facts fade, episodes stay", (3,)),
+    ("Q9", "Nothing goes wrong: the cosine still works because both are normalised.",
+     "the similarity still means something", ALL),
+    ("Q9", "You get an error at once, so it is easy to notice.", "it always raises an error",
+     ALL),
+    ("Q10", "Storing every message is best, more memories always help.",
+     "storing everything is best", (2, 3)),
+    ("Q11", "created_at is updated every time the memory is recalled.",
+     "created_at changes on recall", (1, 2)),
+    ("Q1", "Replaying the history is cheap, so just paste it all.", "replaying is free", ALL),
+    ("Q11", "The stream is sorted by score after every query.", "the stream is rewritten", ALL),
+    ("Q11", "Importance is updated on every recall.", "importance changes on recall", (2,)),
+    ("Q7", "The database is small and limited.", "the store is small", (1,)),
+    ("Q10", "Greetings are worth storing, they show the user is friendly.",
+     "greetings are worth storing", (2,)),
+    ("Q1", "The model remembers previous conversations, so nothing is lost.",
+     "the model remembers", ALL),
+    ("Q12", "A stale preference is fixed by lowering its importance.",
+     "hide a stale fact by lowering its importance", (2,)),
+]  # fmt: skip
+
+# (question, a right answer in a learner's own words, the key ideas it must tick)
+RIGHT_ANSWERS = [
+    ("Q3", "Recency is decay_rate raised to the hours since the last access; the stored times "
+     "are seconds, so divide the gap by 3600. 0 h gives 1.0, 1 h 0.995, 2 h 0.990025, and it "
+     "is half after about 138 hours. Without it an outdated preference keeps winning.",
+     (0, 1, 2, 3, 4)),
+    ("Q3", "0.995 to the power h, where h is the hours since the memory was last used. Times "
+     "are epoch seconds, converted to hours first.", (0, 1)),
+    ("Q3", "Each hour keeps 99.5% of what was left, so after h hours since last access it is "
+     "0.995^h; it halves after about 5.8 days.", (0, 3)),
+    ("Q3", "It counts hours since last access, not seconds since creation: the rate is per "
+     "hour, so the seconds are divided by 3600.", (1,)),
+    ("Q3", "The gap is measured from the last access rather than from creation, in hours: "
+     "decay_rate ** hours.", (0,)),
+    ("Q2", "Relevance is the cosine of the angle between the query's embedding and the "
+     "memory's embedding. Without it, a fresh but unrelated memory would be recalled. The dot "
+     "product grows with the vectors' length; cosine divides both lengths out.", (0, 1, 2, 3)),
+    ("Q2", "We compare the directions of the two vectors (cosine similarity), not their "
+     "distance.", (0, 1)),
+    ("Q4", "Each memory gets a rating from 1 to 10 when it is written, divided by 10 so it "
+     "lies between 0 and 1 like the other signals. Brushing teeth is a 1; a food allergy is a "
+     "10. Without it, trivial memories crowd out what matters.", (0, 1, 2, 3, 4)),
+    ("Q4", "The rating is assigned once, at write time, never recomputed at retrieval.", (1,)),
+    ("Q5", "The signals are combined by a weighted sum, then every memory is ranked and the "
+     "top k go into the prompt. (0.8, 0.90, 0.7) scores 2.4 and beats 1.3. Relevance alone "
+     "would pick the year-old trivial memory at 0.95.", (0, 1, 2, 3)),
+    ("Q6", "Memories that keep being used stay warm while the rest fade. Retrieval sets "
+     "last_accessed to now on the k it returns, not on every memory. Doing it to every memory "
+     "would give them all the same recency, 1.0, so the signal would say nothing. Counted "
+     "from creation, a memory used daily would still fade.", (0, 1, 2, 3)),
+    ("Q7", "The prompt (main context) is small and fixed, like RAM; the store outside it is "
+     "large, like a disk. Retrieval pages the chosen memories into the prompt for this turn, "
+     "and the token budget limits how many fit.", (0, 1, 2, 3)),
+    ("Q8", "Episodic memories are events (we debugged the pool leak on Monday); semantic "
+     "memories are facts (the user is vegetarian); procedural ones are skills (how to "
+     "deploy). Events fade, but facts and skills should not fade: a half-life per kind. A "
+     "contradicted fact is superseded and left out, because a lower score could still win.",
+     (0, 1, 2, 3, 4)),
+    ("Q8", "Should they all fade at the same rate? No: events fade, facts do not fade.", (3,)),
+    ("Q8", "Lowering its importance is not enough, it would still come up; the old fact must "
+     "be replaced and excluded.", (4,)),
+    ("Q9", "Vectors from two models live in different spaces, so their cosine is meaningless. "
+     "It fails silently: you still get plausible numbers. If the dimensions differ you get "
+     "an error, but when they match nothing complains. After switching, re-embed every "
+     "stored memory.", (0, 1, 2, 3)),
+    ("Q10", "Without write-back the assistant forgets the instructions and decisions you gave "
+     "it. Each turn is embedded, timed, rated and appended as a new memory. Greetings and "
+     "thank-yous are not worth storing. Storing everything buries the useful memories in "
+     "noise.", (0, 1, 2, 3)),
+    ("Q11", "A memory has an id, its text, a kind, created_at, last_accessed, an importance "
+     "and an embedding. last_accessed is reset to now on every recall; created_at never "
+     "changes. The stream is append-only, in time order.", (0, 1, 2, 3)),
+    ("Q1", "The model is stateless: each call starts from nothing. Replaying the whole "
+     "history soon overflows the context window, and every token of it costs money and time. "
+     "Nothing survives into a new session. A memory system stores experiences in an external "
+     "database and retrieves only the relevant few.", (0, 1, 2, 3, 4)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("qid", "answer", "flagged", "unticked"), WRONG_ANSWERS, ids=[r[1][:40] for r in WRONG_ANSWERS]
+)
+def test_a_wrong_answer_gets_no_tick_and_its_misconception_is_named(qid, answer, flagged, unticked):
+    results = check_answer(qid, answer)
+    positions = range(len(results)) if unticked is ALL else unticked
+    ticked = {i: results[i][1] for i in positions if results[i][1]}
+    assert ticked == {}, (answer, ticked)
+    named = [wrong.label for wrong, _ in find_misconceptions(qid, answer)]
+    if flagged:
+        assert flagged in named, (answer, named)
+    else:
+        assert named == [], (answer, named)
+
+
+@pytest.mark.parametrize(
+    ("qid", "answer", "ticks"), RIGHT_ANSWERS, ids=[r[1][:40] for r in RIGHT_ANSWERS]
+)
+def test_a_right_answer_in_other_words_gets_its_ticks_and_no_misconception(qid, answer, ticks):
+    results = check_answer(qid, answer)
+    missing = [results[i][0].prompt for i in ticks if results[i][1] is None]
+    assert missing == [], answer
+    assert find_misconceptions(qid, answer) == [], answer
+
+
+def test_the_tables_are_large_enough_and_name_every_misconception():
+    assert len(WRONG_ANSWERS) >= 25 and len(RIGHT_ANSWERS) >= 15
+    named = {(qid, label) for qid, _, label, _ in WRONG_ANSWERS if label}
+    known = {(qid, wrong.label) for qid, wrongs in MISCONCEPTIONS.items() for wrong in wrongs}
+    assert known - named == set()  # every misconception has a wrong answer that shows it
+
+
+def test_every_misconception_rules_out_a_key_idea_of_its_own_question():
+    for qid, wrongs in MISCONCEPTIONS.items():
+        for wrong in wrongs:
+            assert wrong.spoils, (qid, wrong.label)
+            assert all(0 <= i < len(CHECKLISTS[qid][1]) for i in wrong.spoils), wrong.label
+
+
+@pytest.mark.parametrize(
+    ("answer", "negated"),
+    [
+        ("Recency counts from the last access, not from creation.", True),
+        ("Recency counts from creation.", False),
+        ("Lowering its score is not enough.", True),
+        ("Lower its score and it is gone.", False),
+    ],
+)
+def test_a_negated_misconception_is_not_flagged(answer, negated):
+    qid = "Q3" if "creation" in answer else "Q8"
+    assert (find_misconceptions(qid, answer) == []) is negated
+
+
+def test_the_feedback_flags_a_misconception_with_the_sentence_that_states_it(answers_file):
+    wrong = "Recency is decay_rate ** seconds since created. It halves after 100 hours."
+    path = answers_file({"Q3": wrong})
+    text = run(path, now=WHEN, say=lambda _: None).read_text(encoding="utf-8")
+    recency = text[text.index("### Q3. Recency") : text.index("### Q4.")]
+    assert "Possible misconceptions (reread before you revise):" in recency
+    assert "- [!] the exponent was counted in seconds" in recency
+    assert '(in "Recency is decay_rate ** seconds since created.")' in recency
+    assert "0 of 5 key ideas seem mentioned" in recency
+
+
 def test_an_unknown_question_has_no_checklist():
     with pytest.raises(KeyError, match="no checklist for 'Q99'"):
         check_answer("Q99", "anything")
@@ -200,7 +408,7 @@ def test_offline_feedback_shows_the_checklist_and_flags_unanswered(answers_file)
     assert output == path.with_name("UNDERSTANDING_FEEDBACK.md")
     assert text.startswith("# Understanding feedback\n")
     assert "## Round of 2026-01-02 03:04 UTC: offline checklist" in text
-    assert "keyword matching, not understanding" in text
+    assert "pattern matching, not understanding" in text
     unanswered = ", ".join(qid for qid in CHECKLISTS if qid != "Q3")
     assert f"1 of 12 questions answered. **Unanswered: {unanswered}.**" in text
     recency = text[text.index("### Q3. Recency") : text.index("### Q4.")]

@@ -3,8 +3,8 @@
 importance = rating / 10; relevance = cosine similarity. The cases hold the course's
 0.8 for a rating of 8, the ends of the scale, vectors of every angle (same, orthogonal,
 45 degrees, opposite) and a zero vector; the mistakes model the raw rating, floor
-division, the bare dot product, one length instead of two, a distance instead of a
-similarity.
+division, rounding, the bare dot product, one length instead of two, lengths not
+square-rooted, a distance or an angle instead of a similarity.
 """
 
 from __future__ import annotations
@@ -22,6 +22,20 @@ IMPORTANCE_MISTAKES = Mistakes(
         (
             "the rating was cut to a whole number (int) first; keep its fraction: 5.5 -> 0.55",
             lambda imp: int(imp) / 10,
+        ),
+        (
+            "the rating was rounded to a whole number first (5.5 became 6); keep its fraction: "
+            "a rating of 5.5 is 0.55",
+            lambda imp: round(imp) / 10,
+        ),
+        (
+            "the scale was turned upside down (1 - rating / 10): a core rating of 10 must give "
+            "1.0, a mundane 1 gives 0.1",
+            lambda imp: 1 - imp / 10,
+        ),
+        (
+            "one was subtracted from the rating first; the rule is rating / 10",
+            lambda imp: (imp - 1) / 10,
         ),
         ("min-max scaling (imp - 1) / 9; the rule is importance / 10", lambda imp: (imp - 1) / 9),
         ("the rating was inverted (1 / importance)", lambda imp: 1 / imp),
@@ -42,6 +56,16 @@ RELEVANCE_MISTAKES = Mistakes(
             lambda q, m: _dot(q, m) / _norm(m),
         ),
         (
+            "the lengths were not square-rooted: a vector's length is the square root of the "
+            "sum of its squares; divide the dot product by both lengths",
+            lambda q, m: _dot(q, m) / (_dot(q, q) * _dot(m, m)),
+        ),
+        (
+            "divided by one length, then multiplied by the other: the product of the two "
+            "lengths must be divided as a whole (mind the brackets)",
+            lambda q, m: _dot(q, m) / _norm(q) * _norm(m),
+        ),
+        (
             "divided by the sum of the lengths; divide by their product",
             lambda q, m: _dot(q, m) / (_norm(q) + _norm(m)),
         ),
@@ -51,6 +75,11 @@ RELEVANCE_MISTAKES = Mistakes(
         ),
         ("this is the Euclidean distance; use cosine similarity", lambda q, m: _dist(q, m)),
         (
+            "this is the angle between the vectors (the arccos of the cosine); return the "
+            "cosine itself: 1 for the same direction, 0 at right angles",
+            lambda q, m: math.acos(max(-1.0, min(1.0, _cos(q, m)))),
+        ),
+        (
             "the absolute value of cosine; keep the sign (opposite = -1)",
             lambda q, m: abs(_cos(q, m)),
         ),
@@ -59,8 +88,8 @@ RELEVANCE_MISTAKES = Mistakes(
     limits=(
         -1.0,
         1.0,
-        "cosine lies in [-1, 1], but rounding can push it a hair past 1.0: clamp the result, "
-        "max(-1.0, min(1.0, cosine)), after dividing by both lengths",
+        "cosine lies in [-1, 1], but rounding can push it a hair past 1.0: clamp the result "
+        "into [-1, 1] after dividing by both lengths",
     ),
 )
 

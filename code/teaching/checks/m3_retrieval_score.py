@@ -39,6 +39,17 @@ MISTAKES = Mistakes(
             lambda rel, rec, imp, weights=None: rel + rec + imp,
         ),
         (
+            "each weight was added to its signal; multiply each signal by its weight, then add",
+            lambda rel, rec, imp, weights=(1.0, 1.0, 1.0): sum(
+                w + s for w, s in zip(weights, (rel, rec, imp))
+            ),
+        ),
+        (
+            "only the relevance weight was used, for all three signals; each signal has its "
+            "own weight",
+            lambda rel, rec, imp, weights=(1.0, 1.0, 1.0): weights[0] * (rel + rec + imp),
+        ),
+        (
             "the weighted sum was divided by 3 (a mean); return the sum",
             lambda rel, rec, imp, weights=(1.0, 1.0, 1.0): _wsum(weights, rel, rec, imp) / 3,
         ),

@@ -1,10 +1,13 @@
 """Milestone 4: the checks of rank_memories and retrieve, on small known stores.
 
 A retriever can be wrong in more ways than a formula: it can sort worst first, return
-ids instead of memories, forget to refresh what it returned (or refresh everything),
-recall a superseded fact, or measure recency from created_at. Each scenario below is a
-tiny store with the answer written out, plus what each of those mistakes would return
-on it, so a wrong answer is named, not just flagged.
+ids instead of memories, forget to refresh what it returned (or refresh everything, or
+change created_at too), recall a superseded fact, measure recency from created_at, use
+the raw rating, or break ties by id or at random. Each scenario below is a tiny store
+with the answer written out, plus what each of those mistakes would return on it, so a
+wrong answer is named, not just flagged. Ties are recognised from the rows themselves
+(equal memories score alike), and a store with equal scores is ranked several times, so
+a random tie-break cannot pass by luck.
 
 Deliberately left out: the reference solution; only answers and mistakes are written down.
 
@@ -34,10 +37,18 @@ COURSE_TIE = (  # the course's example 3: same vector, m1 fresher and more impor
     ("m0", (1.0, 0.0, 0.0), 1e6 / HOUR, 1e6 / HOUR, 1, None),
     ("m1", (1.0, 0.0, 0.0), 10 / HOUR, 10 / HOUR, 8, None),
 )
-TIES = (  # t1 and t2 are identical: the one added first must come first
+TIES = (  # three groups of three identical memories, added interleaved; within each group
+    # the store's order is neither the ids' order nor its reverse, so every wrong tie-break
+    # (reversed, by id either way, random) gives another ranking
+    ("t4", (1.0, 0.0), 5, 5, 5, None),
+    ("t2", (0.6, 0.8), 5, 5, 5, None),
+    ("t9", (0.0, 1.0), 5, 5, 5, None),
     ("t1", (1.0, 0.0), 5, 5, 5, None),
-    ("t2", (1.0, 0.0), 5, 5, 5, None),
+    ("t8", (0.6, 0.8), 5, 5, 5, None),
     ("t3", (0.0, 1.0), 5, 5, 5, None),
+    ("t7", (1.0, 0.0), 5, 5, 5, None),
+    ("t5", (0.6, 0.8), 5, 5, 5, None),
+    ("t6", (0.0, 1.0), 5, 5, 5, None),
 )
 
 
@@ -68,6 +79,11 @@ class Scenario:
 
     def superseded(self) -> list[list[str]]:
         return [[i, by] for i, *_, by in self.rows if by]
+
+    def tie_key(self, row: Row) -> tuple:
+        """What decides a memory's score: two rows with the same key score the same."""
+        _, vector, _, accessed, importance, _ = row
+        return vector, accessed, importance
 
     def build(self) -> MemoryStore:
         store = MemoryStore()
@@ -133,11 +149,11 @@ SCENARIOS = [
         "equal scores",
         TIES,
         (1.0, 0.0),
-        2,
-        ("t1", "t2", "t3"),
+        4,
+        ("t4", "t1", "t7", "t2", "t8", "t5", "t9", "t3", "t6"),
         mistakes={
             "equal scores must keep the store's order: sort with reverse=True instead of "
-            "sorting ascending and reversing the list": ("t2", "t1"),
+            "sorting ascending and reversing the list": ("t7", "t1", "t4", "t5"),
         },
     ),
     Scenario("k larger than the store", FIVE, (1.0, 0.0), 10, ("b", "d", "c", "f", "a")),
@@ -177,11 +193,74 @@ def shape_mistake(result, store: MemoryStore) -> str | None:
     return None
 
 
+TIES_BY_ID_DOWN = (
+    "equal scores were put in the ids' reverse order (a key of score and id, sorted with "
+    "reverse=True, reverses the ids too): equal scores keep the store's order, the order "
+    "the memories were added, whatever their ids"
+)
+TIES_BY_ID_UP = (
+    "equal scores were put in the ids' order: equal scores keep the store's order, the "
+    "order the memories were added, whatever their ids"
+)
+TIES_REVERSED = (
+    "equal scores came out in the reverse of the store's order: sort with reverse=True "
+    "instead of sorting ascending and reversing the list"
+)
+TIES_RANDOM = (
+    "equal scores came out in a different order on two runs over the same store: the "
+    "tie-break is random (a shuffle, a random key, or a set's order); equal scores keep the "
+    "store's order, which a sort on the score alone keeps (Python's sort is stable)"
+)
+TIES_OTHER = (
+    "the right scores, but equal scores in another order than the store's: equal scores "
+    "keep the order the memories were added"
+)
+
+
+def tie_groups(scenario) -> list[list[str]]:
+    """The runs of equal scores in the ranking (ids in the store's order), from the rows alone."""
+    key = {row[0]: scenario.tie_key(row) for row in scenario.rows}
+    groups: list[list[str]] = []
+    for memory_id in scenario.ranking:
+        if groups and key[groups[-1][0]] == key[memory_id]:
+            groups[-1].append(memory_id)
+        else:
+            groups.append([memory_id])
+    return groups
+
+
+def tie_mistake(got: list[str], scenario, k: int | None = None) -> str | None:
+    """How the ties were broken, if the answer is the ranking with its ties reordered.
+
+    Works from the rows, so it holds for any store (ids renamed, rows shuffled).
+    """
+    groups = tie_groups(scenario)
+    k = len(scenario.ranking) if k is None else k
+    expected = list(scenario.ranking[:k])
+    orders = [
+        (TIES_BY_ID_DOWN, lambda group: sorted(group, reverse=True)),
+        (TIES_REVERSED, lambda group: group[::-1]),
+        (TIES_BY_ID_UP, sorted),
+    ]
+    for label, order in orders:
+        variant = [i for group in groups for i in order(group)][:k]
+        if variant != expected and got == variant:
+            return label
+    position = {i: n for n, group in enumerate(groups) for i in group}
+    same_runs = [position[i] for i in got if i in position] == [position[i] for i in expected]
+    if got != expected and same_runs and len(got) == len(expected) and len(set(got)) == len(got):
+        return TIES_OTHER
+    return None
+
+
 def order_mistake(got: list[str], scenario: Scenario) -> str:
     k, ranking = scenario.k, list(scenario.ranking)
     for label, ids in scenario.mistakes.items():
         if got == list(ids):
             return label
+    ties = tie_mistake(got, scenario, k)
+    if ties:
+        return ties
     if got == ranking[::-1][:k]:
         return "sorted worst first: sort by score with reverse=True (highest first)"
     if got == ranking[: k + 1] and len(ranking) > k:
@@ -211,11 +290,31 @@ def touch_mistake(store: MemoryStore, before: dict[str, float], returned: set[st
     return None
 
 
+CREATED_AT_CHANGED = (
+    "created_at was changed: created_at is when the memory was made; a recall changes "
+    "only last_accessed"
+)
+
+
+def created_mistake(store: MemoryStore, before: dict[str, float], call: str, name: str) -> None:
+    """No memory's created_at may change: raise CheckFailed naming those that did."""
+    changed = sorted(m.id for m in store if m.created_at != before[m.id])
+    if changed:
+        raise report(
+            call + "\n  created_at after the call",
+            "unchanged on every memory",
+            f"changed on {changed}",
+            CREATED_AT_CHANGED,
+            name,
+        )
+
+
 def run_scenario(scenario: Scenario, function: Callable | None = None) -> None:
     """Run retrieve on one scenario; raise CheckFailed naming the likely mistake."""
     function = function or learner_function("retrieve")
     store = scenario.build()
     before = {m.id: m.last_accessed for m in store}
+    created = {m.id: m.created_at for m in store}
     call = scenario.call()
     result = call_learner(
         "retrieve",
@@ -243,13 +342,62 @@ def run_scenario(scenario: Scenario, function: Callable | None = None) -> None:
         raise report(
             call + "\n  last_accessed after the call", expected, touched, mistake, "retrieve"
         )
+    created_mistake(store, created, call, "retrieve")
+
+
+REPEATS = 5  # runs of a store with equal scores: a random tie-break passes all 5 by luck
+# with a chance below one in a million (rank_memories: 1/216 per run; retrieve: 1/18)
 
 
 def check_retrieve(function: Callable | None = None) -> None:
     """Milestone 4: the course's tie, weights, decay, ties, k, empty store and refreshing."""
+    function = function or learner_function("retrieve")
     for scenario in SCENARIOS:
+        if scenario.rows is TIES:
+            same_every_time(scenario, function, "retrieve")
         run_scenario(scenario, function)
     passed("retrieve", len(SCENARIOS))
+
+
+def same_every_time(scenario, function: Callable, name: str) -> None:
+    """Run `function` REPEATS times on fresh copies of a store with equal scores; a ranking
+    that changes from run to run is a random tie-break, named as such (a single run could
+    pass by luck, or look like another tie-break)."""
+    call = scenario.call() if name != "rank_memories" else rank_call(scenario)
+    expected = scenario.expected if name != "rank_memories" else list(scenario.ranking)
+    kwargs = {"weights": scenario.weights}
+    if isinstance(scenario, Scenario):
+        kwargs["decay_rate"] = scenario.decay_rate
+    else:
+        kwargs["half_lives"] = dict(scenario.half_lives)
+    if name != "rank_memories":
+        kwargs["k"] = scenario.k
+    answers = []
+    for _ in range(REPEATS):
+        got = call_learner(name, function, call, expected, scenario.build(),
+                           list(scenario.query), NOW, **kwargs)  # fmt: skip
+        if not isinstance(got, list):
+            return  # the full check names the shape
+        answers.append([getattr(getattr(item, "memory", item), "id", item) for item in got])
+    if any(answer != answers[0] for answer in answers):
+        wrong = next((a for a in answers if a != expected), answers[0])
+        raise report(call, expected, wrong, TIES_RANDOM, name)
+
+
+RAW_IMPORTANCE = (
+    "importance was used as the raw rating (1-10): it then outweighs relevance and recency, "
+    "which lie in 0-1; score it with importance_score (0.1-1.0), like the other two signals"
+)
+SIGNALS = ("relevance", "recency", "importance", "score")
+
+
+def signal_mistake(rows) -> str | None:
+    """A slip visible in the rows' own signals, whatever the order."""
+    for row in rows:
+        raw, used = getattr(row.memory, "importance", None), row.importance
+        if isinstance(used, (int, float)) and used > 1 and used == raw:
+            return RAW_IMPORTANCE
+    return None
 
 
 def check_rank_memories(function: Callable | None = None) -> None:
@@ -258,13 +406,21 @@ def check_rank_memories(function: Callable | None = None) -> None:
     scenario = SCENARIOS[1]
     store = scenario.build()
     before = {m.id: m.last_accessed for m in store}
+    created = {m.id: m.created_at for m in store}
     call = "rank_memories(store, [1.0, 0.0], now)   # five live memories, one superseded"
     expected = list(scenario.ranking)
     rows = call_learner("rank_memories", function, call, expected, store, [1.0, 0.0], NOW)
-    if not isinstance(rows, list) or not all(hasattr(r, "memory") for r in rows):
+    if not isinstance(rows, list) or not all(
+        all(hasattr(r, field) for field in ("memory", *SIGNALS)) for r in rows
+    ):
         mistake = "return a list of ScoredMemory(memory, relevance, recency, importance, score)"
         raise report(call, expected, describe(rows), mistake, "rank_memories")
-    got = [row.memory.id for row in rows]
+    got = [getattr(row.memory, "id", row.memory) for row in rows]
+    mistake = signal_mistake(rows)
+    if mistake:
+        shown = ", ".join(f"{i!r}: {row.importance:g}" for i, row in zip(got, rows))
+        raise report(call + "\n  importance of each row", "ratings / 10, from 0.1 to 1.0",
+                     shown, mistake, "rank_memories")  # fmt: skip
     if got != expected:
         mistake = {
             ("e", *expected): SUPERSEDED,
@@ -291,6 +447,7 @@ def check_rank_memories(function: Callable | None = None) -> None:
             "rank_memories only ranks; refreshing belongs to retrieve",
             "rank_memories",
         )
+    created_mistake(store, created, call, "rank_memories")
     _check_weights_are_passed_on(function)
     _check_ties_keep_store_order(function)
     passed("rank_memories", 6)
@@ -315,17 +472,20 @@ def _check_weights_are_passed_on(function: Callable) -> None:
 
 def _check_ties_keep_store_order(function: Callable) -> None:
     """Equal scores come out in the store's order: caught here, where the sort is written,
-    rather than later in retrieve, which only takes the first k of this ranking."""
-    call = "rank_memories(store, [1.0, 0.0], now)   # t1 and t2 equal, t1 added first"
-    expected = ["t1", "t2", "t3"]
-    rows = call_learner("rank_memories", function, call, expected, _ties(), [1.0, 0.0], NOW)
+    rather than later in retrieve, which only takes the first k of this ranking.
+
+    Three groups of three equal scores: a random tie-break gets all three right once in
+    216 runs, and the store is ranked REPEATS times, so a random order fails every time.
+    """
+    scenario = tie_scenario()
+    same_every_time(scenario, function, "rank_memories")
+    call, expected = rank_call(scenario), list(scenario.ranking)
+    rows = call_learner("rank_memories", function, call, expected, scenario.build(),
+                        list(scenario.query), NOW)  # fmt: skip
     got = [row.memory.id for row in rows]
     if got != expected:
-        mistake = (
-            "equal scores must keep the store's order: sort with reverse=True instead of "
-            "sorting ascending and reversing the list (that puts ties backwards)"
-            if got == ["t2", "t1", "t3"]
-            else "sort every live memory by score, highest first, ties in the store's order"
+        mistake = tie_mistake(got, scenario) or (
+            "sort every live memory by score, highest first, ties in the store's order"
         )
         raise report(call, expected, got, mistake, "rank_memories")
 
@@ -345,7 +505,3 @@ def rank_call(scenario: Scenario) -> str:
 def tie_scenario() -> Scenario:
     """The scenario of equal scores: rank_memories must keep them in the store's order."""
     return next(s for s in SCENARIOS if s.rows is TIES)
-
-
-def _ties() -> MemoryStore:
-    return tie_scenario().build()

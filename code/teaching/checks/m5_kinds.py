@@ -3,9 +3,10 @@
 kind_recency = 0.5 ** (hours since last access / half_lives[kind]). The cases hold one and
 two half-lives of an episode (0.5, 0.25), facts and skills that never fade (math.inf: 1.0),
 other tables of half-lives and a last access in the future. The mistakes model the usual
-slips: a half-life used as if it were a decay rate, episodes that never fade, the kind
-ignored (one half-life for everything), seconds instead of hours, the table argument
-ignored. The retriever's scenarios are small stores with kinds, the answers written out
+slips: a half-life used as if it were a decay rate, an e-folding time instead of a
+half-life, a straight line instead of halving, episodes that never fade, the kind ignored
+(one half-life for everything), seconds, minutes or days instead of hours, the table
+argument ignored. The retriever's scenarios are small stores with kinds, the answers written out
 as ids, and what each mistake (one decay rate for all, half-lives not passed on,
 recency from created_at, a superseded skill, the refresh forgotten) would return.
 
@@ -40,8 +41,10 @@ from teaching.checks.core import (
 from teaching.checks.m4_retriever import (
     CREATED_AT,
     SUPERSEDED,
+    created_mistake,
     describe,
     order_mistake,
+    same_every_time,
     shape_mistake,
     touch_mistake,
 )
@@ -52,8 +55,8 @@ FAST = {"episodic": 24.0, "semantic": 240.0, "procedural": INF}  # hours per kin
 STALE_SKILLS = {"episodic": 24.0, "semantic": INF, "procedural": 6.0}
 
 HALF_LIFE_AS_RATE = (
-    "a half-life is not a decay rate: half_life ** hours grows without bound; "
-    "recency halves once per half-life, 0.5 ** (hours / half_life)"
+    "a half-life is not a decay rate: raising the half-life to the hours grows without "
+    "bound; recency halves once per half-life (hours / half_life half-lives have passed)"
 )
 EPISODES_NEVER_FADE = (
     "episodic memories never faded: events are the kind that fades; facts and skills "
@@ -94,8 +97,8 @@ MISTAKES = Mistakes(
     models=[
         (HALF_LIFE_AS_RATE, _model(lambda h, kind, table, s: table[kind] ** h)),
         (
-            "the half-life was inverted into a share kept per hour, (1 / half_life) ** hours; "
-            "recency halves once per half-life: 0.5 ** (hours / half_life)",
+            "the half-life was inverted into a share kept per hour (1 / half_life per hour); "
+            "recency halves once per half-life, whatever the half-life",
             _model(lambda h, kind, table, s: (1 / table[kind]) ** h),
         ),
         (
@@ -108,7 +111,7 @@ MISTAKES = Mistakes(
         (NOTHING_FADES, _model(lambda h, kind, table, s: 1.0)),
         (
             "this is recency_score (0.995 per hour, whatever the kind); recency here halves "
-            "once per half-life of the memory's kind: 0.5 ** (hours / half_life)",
+            "once per half-life of the memory's kind",
             _model(lambda h, kind, table, s: 0.995 ** max(0.0, h)),
         ),
         (
@@ -116,11 +119,26 @@ MISTAKES = Mistakes(
             _model(lambda h, kind, table, s: _halving(max(0.0, s), table[kind])),
         ),
         (
+            "recency fell to 1/e (about 0.37) after one half-life, not to one half: that is an "
+            "e-folding time; after one half-life recency is exactly 0.5, after two 0.25",
+            _model(lambda h, kind, table, s: math.exp(-h / table[kind])),
+        ),
+        (
+            "the gap was used in minutes; divide the seconds by 3600: half-lives are in hours",
+            _model(lambda h, kind, table, s: _halving(max(0.0, s) / 60, table[kind])),
+        ),
+        (
+            "recency fell by the same amount every hour (a straight line down to 0 after two "
+            "half-lives); it should halve once per half-life, then halve again",
+            _model(lambda h, kind, table, s: max(0.0, 1 - h / (2 * table[kind]))),
+        ),
+        (
             "the gap was converted to days; half-lives are in hours (divide by 3600)",
             _model(lambda h, kind, table, s: _halving(h / DAY, table[kind])),
         ),
         (
-            "hours and half-life were swapped: 0.5 ** (half_life / hours)",
+            "hours and half-life were swapped: count how many half-lives fit in the hours, "
+            "not how many times the hours fit in a half-life",
             _model(lambda h, kind, table, s: 0.5 ** (table[kind] / h)),
         ),
         (
@@ -251,6 +269,13 @@ class KindScenario:
     def superseded(self) -> list[list[str]]:
         return [[i, by] for i, *_, by in self.rows if by]
 
+    def tie_key(self, row: KindRow) -> tuple:
+        """What decides a memory's score: two rows with the same key score the same
+        (a kind that never fades has recency 1.0, however long ago its last access)."""
+        _, kind, vector, _, accessed, importance, _ = row
+        half_life = self.half_lives[kind]
+        return vector, importance, "never" if half_life == INF else (half_life, accessed)
+
     def build(self) -> MemoryStore:
         store = MemoryStore()
         for row in self.memories():
@@ -330,6 +355,7 @@ def run_kind_scenario(scenario: KindScenario, function: Callable | None = None) 
     function = function or learner_function(name)
     store = scenario.build()
     before = {m.id: m.last_accessed for m in store}
+    created = {m.id: m.created_at for m in store}
     call = scenario.call()
     result = call_learner(
         name,
@@ -355,11 +381,15 @@ def run_kind_scenario(scenario: KindScenario, function: Callable | None = None) 
         touched = {m.id: "now" if m.last_accessed == NOW else "unchanged" for m in store}
         expected = {i: "now" if i in got else "unchanged" for i in before}
         raise report(call + "\n  last_accessed after the call", expected, touched, mistake, name)
+    created_mistake(store, created, call, name)
 
 
 def check_retrieve_by_kind(function: Callable | None = None) -> None:
     """Milestone 5: facts outlast episodes, other half-lives and weights, ties, k, refreshing."""
+    function = function or learner_function("retrieve_by_kind")
     for scenario in KIND_SCENARIOS:
+        if scenario.rows is TIED:
+            same_every_time(scenario, function, "retrieve_by_kind")
         run_kind_scenario(scenario, function)
     passed("retrieve_by_kind", len(KIND_SCENARIOS))
 
