@@ -2,12 +2,17 @@
 
 Every memory in the stream gets one number per query, built from three signals:
 
-    relevance  = cosine(query_embedding, memory_embedding)   is it about this?   [-1, 1]
-    recency    = decay_rate ** hours_since_last_access        is it fresh?        (0, 1]
-    importance = importance / 10                              does it matter?     [0.1, 1]
-    score      = w_rel * relevance + w_rec * recency + w_imp * importance
+    relevance   is it about this?  the cosine of the angle between the query's and the
+                memory's embeddings                                            [-1, 1]
+    recency     is it fresh?       the share left after decaying by decay_rate for every
+                hour since the last access (0.995 per hour: 1 hour -> 0.995,
+                about 138 hours -> 0.5)                                        (0, 1]
+    importance  does it matter?    the 1-10 rating as a share of 10 (8 -> 0.8)  [0.1, 1]
+    score       each signal times its own weight, added up (equal weights: 2.4 for
+                0.8, 0.9 and 0.7)
 
-    kind_recency = 0.5 ** (hours_since_last_access / half_life[kind])  per kind  (0, 1]
+    kind recency  per kind: the share left when recency halves once every half-life of
+                  the memory's kind, in hours (1080 hours for an episode -> 0.5)  (0, 1]
 
 The last line is Milestone 5: each kind of memory fades at its own pace (episodes halve
 every 45 days; facts and skills, with an infinite half-life, never fade).
@@ -66,9 +71,11 @@ def recency_score(
     decay_rate = check_decay_rate(decay_rate)
     # TODO: Milestone 1. `now` and `last_accessed` are float epoch seconds now, and
     # `decay_rate` a float in (0, 1]. Return the share of recency left after the time
-    # since the last access, decaying by `decay_rate` per *hour* (SECONDS_PER_HOUR is
-    # imported above). A last access in the future (two clocks that disagree) counts
-    # as no time at all: the result never exceeds 1.0.
+    # since the last access, when each *hour* keeps `decay_rate` of what the hour before
+    # left: two hours at 0.995 keep 0.995 of 0.995, about 0.990. The clock counts in
+    # seconds (SECONDS_PER_HOUR is imported above). Pitfall: a last access in the
+    # future (two clocks that disagree) counts as no time at all, so the result never
+    # exceeds 1.0.
     ### BEGIN SOLUTION
     hours = max(0.0, (now - last_accessed) / SECONDS_PER_HOUR)  # hours, not seconds
     return decay_rate**hours
