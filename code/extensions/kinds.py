@@ -36,6 +36,7 @@ from collections.abc import Mapping
 import retriever
 from base.decay import decay_rate_for_half_life, half_life_hours  # noqa: F401 (doctest)
 from base.defaults import HALF_LIVES, TOP_K, WEIGHTS
+from base.unwritten import runs_on_learner_code
 from base.validation import (
     KINDS,
     Weights,
@@ -69,6 +70,7 @@ def decay_rates(half_lives: Mapping[str, float] | None = None) -> dict[str, floa
 # --- kind-aware ranking ------------------------------------------------------------
 
 
+@runs_on_learner_code
 def rank_by_kind(
     store: MemoryStore,
     query_embedding,
@@ -98,6 +100,7 @@ def rank_by_kind(
     return rank_memories(store, query_embedding, now, weights=weights, half_lives=table)
 
 
+@runs_on_learner_code
 def retrieve_by_kind(
     store: MemoryStore,
     query_embedding,

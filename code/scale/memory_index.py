@@ -35,7 +35,9 @@ from __future__ import annotations
 
 import numpy as np
 
+import retriever
 from base.defaults import DECAY_RATE, WEIGHTS
+from base.unwritten import runs_on_learner_code
 from base.validation import (
     KINDS,
     Weights,
@@ -61,6 +63,7 @@ from scale.matrix_scoring import (
 )
 from scoring import relevance_score
 
+WHO = ("user_id", "kinds", "candidates")  # retrieve's filters, as top_k's
 BUILD_CHUNK = 65_536  # memories converted to float64 at a time when indexing a store
 
 
@@ -212,6 +215,7 @@ class MemoryIndex:
 
     # --- recall ---------------------------------------------------------------------------
 
+    @runs_on_learner_code
     def top_k(
         self,
         query_embedding,
@@ -241,6 +245,16 @@ class MemoryIndex:
         query, now, weights, decay_rate, k = self._checked(
             query_embedding, now, weights, decay_rate, k
         )
+        shortlist = self._shortlist(query, now, weights, decay_rate, k, user_id, kinds, candidates)
+        if shortlist is None:
+            return []
+        ranking = rank_memories(
+            shortlist, query.values, now, weights=weights, decay_rate=decay_rate
+        )
+        return ranking[:k]
+
+    def _shortlist(self, query, now, weights, decay_rate, k, user_id, kinds, candidates):
+        """A Shortlist of the memories that may be in the exact top k (None: none may)."""
         if candidates is not None:
             candidates = check_int(candidates, "candidates", 1, "memories to rerank, >= k, or None")
             if candidates < k:
@@ -252,27 +266,39 @@ class MemoryIndex:
         n = len(self)
         count = n if allowed is None else int(np.count_nonzero(allowed))
         if count == 0:
-            return []
+            return None
         sims = self.embeddings @ query.unit  # (N,) float32: the one pass over the matrix
         if candidates is None or candidates >= count:
             pool = None if allowed is None else np.flatnonzero(allowed)
         else:
             pool = self._nearest(sims, allowed, int(candidates), query)
         rows = self._within_error_bound(sims, pool, now, weights, decay_rate, k)
-        return self._rescore(rows, query, now, weights, decay_rate)[:k]
+        rows = rows[np.argsort(self._pos[rows])]  # store order, as the learner's loop expects
+        self.rescored = len(rows)
+        return Shortlist(self.store, [self._check_row(row) for row in rows.tolist()])
 
+    @runs_on_learner_code
     def retrieve(self, query_embedding, now, k: int = 3, **options) -> list[Memory]:
         """retriever.retrieve over the index: the top k memories, refreshed to `now`.
 
         Same options as top_k. Sets last_accessed = now on exactly the returned
         memories, in the store and in the arrays.
         """
-        rows = self.top_k(query_embedding, now, k, **options)
-        now = as_timestamp(now, "now")
-        recalled = [row.memory for row in rows]
-        for memory in recalled:
-            memory.last_accessed = now  # recalled: its recency restarts here
-            self._last[self._rows[memory.id]] = now
+        user_id, kinds, candidates = (options.pop(name, None) for name in WHO)
+        weights, decay_rate = options.pop("weights", WEIGHTS), options.pop("decay_rate", DECAY_RATE)
+        if options:
+            raise TypeError(f"unknown option(s): {', '.join(sorted(options))}")
+        query, now, weights, decay_rate, k = self._checked(
+            query_embedding, now, weights, decay_rate, k
+        )
+        shortlist = self._shortlist(query, now, weights, decay_rate, k, user_id, kinds, candidates)
+        if shortlist is None:
+            return []
+        recalled = retriever.retrieve(  # the learner's: it decides and refreshes
+            shortlist, query.values, now, k=k, weights=weights, decay_rate=decay_rate
+        )
+        for memory in recalled:  # the learner refreshed them: the arrays follow
+            self._last[self._rows[memory.id]] = memory.last_accessed
         return recalled
 
     def _within_error_bound(self, sims, pool, now, weights, decay_rate, k):
@@ -312,13 +338,6 @@ class MemoryIndex:
             order = sorted(range(len(band)), key=lambda i: (-exact[i], self._pos[band[i]]))
             band = band[order[: c - len(sure)]]
         return np.concatenate([sure, band])
-
-    def _rescore(self, rows, query, now, weights, decay_rate) -> list[ScoredMemory]:
-        """The learner's rank_memories on the memories of `rows`: exact scores, its order."""
-        rows = rows[np.argsort(self._pos[rows])]  # store order, as rank_memories expects
-        self.rescored = len(rows)
-        shortlist = Shortlist(self.store, [self._check_row(row) for row in rows.tolist()])
-        return rank_memories(shortlist, query.values, now, weights=weights, decay_rate=decay_rate)
 
     def _allowed(self, user_id, kinds) -> np.ndarray | None:
         """(N,) bool: live and matching the filters; None when every memory may compete."""

@@ -43,6 +43,7 @@ import math
 
 from base.defaults import DECAY_RATE, TOP_K, WEIGHTS
 from base.units import SECONDS_PER_HOUR
+from base.unwritten import runs_on_learner_code
 from base.validation import as_timestamp, check_decay_rate, check_int, check_k, check_weights
 from memory_store import Memory
 from retriever import ScoredMemory, rank_memories
@@ -115,6 +116,7 @@ def sql_scores(store: PostgresMemoryStore, query_embedding, now, weights=WEIGHTS
     return {memory_id: score for memory_id, _, score, _ in store.select(SCORE_SQL, params)}
 
 
+@runs_on_learner_code
 def sql_rank(
     store: PostgresMemoryStore,
     query_embedding,
@@ -168,6 +170,7 @@ def shortlist(store, query_embedding, now, k: int = TOP_K, weights=WEIGHTS,
     return Shortlist(store, [store.get(memory_id) for memory_id in ids])
 
 
+@runs_on_learner_code
 def recall(store, query_embedding, now, k: int = TOP_K, weights=WEIGHTS,
            decay_rate=DECAY_RATE, retrieve=None) -> list[Memory]:  # fmt: skip
     """`retrieve` (default: the learner's, retriever.retrieve) on the SQL shortlist; saved.
@@ -192,6 +195,7 @@ def recall(store, query_embedding, now, k: int = TOP_K, weights=WEIGHTS,
     return recalled
 
 
+@runs_on_learner_code
 def retrieve_sql(store, query_embedding, now, k: int = TOP_K, weights=WEIGHTS,
                  decay_rate=DECAY_RATE) -> list[Memory]:  # fmt: skip
     """retrieve() through SQL: the same k memories, and their last_accessed set to now.
@@ -201,6 +205,7 @@ def retrieve_sql(store, query_embedding, now, k: int = TOP_K, weights=WEIGHTS,
     return recall(store, query_embedding, now, k=k, weights=weights, decay_rate=decay_rate)
 
 
+@runs_on_learner_code
 def candidates_then_rerank(
     store: PostgresMemoryStore,
     query_embedding,
