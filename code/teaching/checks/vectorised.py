@@ -74,6 +74,15 @@ NEXT_STEP = {  # which signal is off -> the next step (a concept and a number, n
 }
 
 
+def part(signal: str) -> str:
+    """How a diagnosis reads in a message: "the recency part", "the shape of the result"."""
+    return {
+        "recency in the future": "recency, for the memories last accessed after `now`",
+        "weights": "which weight goes with which signal",
+        "shape": "the shape of the result",
+    }.get(signal, f"the {signal} part")
+
+
 def learner(name: str, module: str = "scoring"):
     return getattr(importlib.import_module(module), name)
 
@@ -123,6 +132,10 @@ def diagnose(function, case: ArrayCase) -> str:
         if got is None:
             return "shape"
         wrong = differing(loop_scores(case, weights), got)
+        if wrong and any(
+            not differing(loop_scores(case, other), got) for other in SIGNALS if other != weights
+        ):
+            return "weights"  # the weight of one signal went to another
         if wrong and signal == "recency":
             future = [i for i, last in enumerate(case.last_accessed) if last > NOW]
             return "recency in the future" if wrong == future else signal
@@ -157,19 +170,19 @@ def check_retrieval_scores(function=None, *, reveal: bool = False) -> bool:
         if reveal:
             raise CheckFailed(
                 f"{head}\n  expected (your loop): {[round(x, 12) for x in expected]}\n"
-                f"  got (your arrays):    {got}\n  the {signal} part is off: "
+                f"  got (your arrays):    {got}\n  what is off: {part(signal)}: "
                 f"{NEXT_STEP[signal]}\n  (fix it in {WHERE})"
             )
         first = not TRIES
         TRIES.append(signal)
         if first:
             raise CheckFailed(
-                f"{head}\n  what is off: the {signal} part "
-                f"(checked alone, with the other weights 0)\n  (fix it in {WHERE}; run this "
-                "cell again after a fix for the next step, or pass reveal=True for the answer)"
+                f"{head}\n  what is off: {part(signal)} "
+                f"(each signal checked alone, the other weights 0)\n  (fix it in {WHERE}; run this "
+                "cell again after a fix for a further hint, or pass reveal=True for the answer)"
             )
         raise CheckFailed(
-            f"{head}\n  what is off: the {signal} part\n  next step: {NEXT_STEP[signal]}\n"
+            f"{head}\n  what is off: {part(signal)}\n  next step: {NEXT_STEP[signal]}\n"
             f"  (fix it in {WHERE}; reveal=True shows the expected scores)"
         )
     TRIES.clear()
