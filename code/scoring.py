@@ -265,8 +265,9 @@ def retrieval_scores(
     # on the array as a whole (Python's max() of an array is one number).
     ### BEGIN SOLUTION
     hours = np.maximum(now - last_accessed, 0.0) / SECONDS_PER_HOUR  # (N,) hours, not seconds
-    w_rel, w_rec, w_imp = weights
-    return w_rel * relevance + w_rec * decay_rate**hours + w_imp * (importance / 10.0)
+    recency = decay_rate**hours  # (N,): elementwise, one memory's gap each
+    w_relevance, w_recency, w_importance = weights
+    return w_relevance * relevance + w_recency * recency + w_importance * (importance / 10.0)
     ### END SOLUTION
 
 
