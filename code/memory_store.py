@@ -30,13 +30,13 @@ from typing import Any
 
 from base.links import feature_problems
 from base.memory_fields import memory_field
-from base.metadata import Metadata
 from base.store_base import StoreBase
+from base.tracked import Tracked
 from base.validation import as_vector, check_text
 
 
 @dataclass(eq=False)
-class Memory:
+class Memory(Tracked):
     """One entry of the memory stream.
 
     Inputs:
@@ -49,9 +49,8 @@ class Memory:
         embedding: the vector of `text`, rounded to float32 (a reopened store ranks alike).
         embedding_model: the model that made `embedding`, or None for hand-made vectors.
         superseded_by: id of the memory that replaced this one; retrieval skips it.
-        metadata: free-form extras (e.g. {"role": "user"}), kept as a copy that tells the
-            memory's stores when it changes in place (base/metadata.py), so save() writes
-            memory.metadata["x"] = 1 like an assignment.
+        metadata: free-form extras (e.g. {"role": "user"}); memory.metadata["x"] = 1 is
+            saved like an assignment (base/tracked.py tells the memory's stores).
         user_id: whose memory this is; a store claims a memory of "default" for its user.
     """
 
@@ -83,38 +82,9 @@ class Memory:
             raise ValueError(
                 f"memory {self.id!r} cannot supersede itself: superseded_by must name another"
             )
-        if name == "metadata":
-            if not isinstance(value, dict):
-                raise TypeError(f"metadata must be a dict, got {type(value).__name__}")
-            value = Metadata(value, self)  # a copy that tells this memory of changes in place
-        self._tell_stores()
-        object.__setattr__(self, name, value)
-
-    def _tell_stores(self) -> None:
-        """The stores holding this memory, told before a field changes: their journal keeps
-        the old value, their save() writes the new."""
-        for ref in self.__dict__.get("_stores", ()):
-            store = ref()
-            if store is not None:
-                store._changing(self)
-
-    def _metadata_changing(self) -> None:
-        """Its metadata is about to change in place (metadata["x"] = 1): as an assignment."""
-        self._tell_stores()
-
-    def _adopt_metadata(self) -> None:
-        """After a raw write of its fields (a roll-back, a row read again, a copy): make sure
-        its metadata is its own watched dict again."""
-        value = self.__dict__.get("metadata")
-        if isinstance(value, dict) and not (isinstance(value, Metadata) and value.owned_by(self)):
-            object.__setattr__(self, "metadata", Metadata(value, self))
-
-    def __getstate__(self) -> dict:  # a copy (copy, deepcopy, pickle) is in no store
-        return {name: value for name, value in self.__dict__.items() if name != "_stores"}
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self._adopt_metadata()  # a copy's metadata is its own, not the original's
+        if name == "metadata" and not isinstance(value, dict):
+            raise TypeError(f"metadata must be a dict, got {type(value).__name__}")
+        super().__setattr__(name, value)  # base/tracked.py: tells its stores, then sets
 
     def __post_init__(self) -> None:
         if self.embedding is None:

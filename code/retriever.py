@@ -4,8 +4,11 @@
                       it changes nothing, so notebooks can show the table behind a decision.
     retrieve          takes the top k of that ranking and refreshes their last_accessed,
                       because being recalled is what keeps a memory warm.
-    retrieve_by_kind  Milestone 5: the same, except that each memory's recency fades at the
-                      half-life of its own kind (kind_recency_score): facts stop fading.
+    retrieve_by_kind  Milestone 5: the same ranking, given half_lives, so that each memory's
+                      recency fades at the half-life of its own kind: facts stop fading.
+
+The ranking is written once: rank_memories makes the rows and sorts them, and both
+retrieve and retrieve_by_kind take the top k of it; only where recency comes from differs.
 
 Superseded memories (a fact that a newer memory replaced) are left out entirely: a
 contradicted fact is wrong, not merely weak. Ties are broken by the store's order:
@@ -57,6 +60,8 @@ def rank_memories(
     now: Timestamp,
     weights: Weights = WEIGHTS,
     decay_rate: float = DECAY_RATE,
+    *,
+    half_lives: Mapping[str, float] | None = None,
 ) -> list[ScoredMemory]:
     """Score every live memory in `store` against the query, best first. Changes nothing.
 
@@ -67,6 +72,9 @@ def rank_memories(
         now: current time, epoch seconds (float) or datetime.
         weights: (w_relevance, w_recency, w_importance); default (1.0, 1.0, 1.0).
         decay_rate: recency kept per hour, in (0, 1]; default 0.995.
+        half_lives: None (Milestone 4): every memory's recency is recency_score at
+            decay_rate. Hours per kind (Milestone 5, what retrieve_by_kind passes): each
+            memory's recency is kind_recency_score for its own kind; decay_rate is unused.
     Returns:
         list of ScoredMemory(memory, relevance, recency, importance, score), one per
         memory whose superseded_by is None, highest score first; memories with equal
@@ -78,19 +86,29 @@ def rank_memories(
     query_embedding, now, weights, decay_rate = _checked(
         store, query_embedding, now, weights, decay_rate
     )
+    if half_lives is not None:
+        half_lives = check_half_lives(half_lives)
     # TODO: Milestone 4. The arguments are checked and converted now: a tuple of floats
     # of the store's length, float seconds, three float weights, a float rate. Give
-    # every live memory one ScoredMemory row built with your four scoring functions
-    # (recency is measured from the last access, not from creation), and return the
-    # rows best first. A superseded memory gets no row at all. Two rows with the same
-    # score must come out in the store's order, whatever the ordering method you use.
+    # every live memory one ScoredMemory row built with your four scoring functions,
+    # and return the rows best first. Recency counts from the last access, not from
+    # creation: a memory made 30 days ago and recalled an hour ago is one hour old.
+    # A superseded memory gets no row at all. Two rows with the same score must come
+    # out in the store's order, whatever the ordering method you use.
+    # Milestone 5 comes back here: when `half_lives` is given, a row's recency is your
+    # kind_recency_score for the memory's own kind; everything else stays the same.
     ### BEGIN SOLUTION
     rows = []
     for memory in store:
         if memory.superseded_by is not None:
             continue  # replaced by a newer fact: never recall it
         rel = relevance_score(query_embedding, memory.embedding)
-        rec = recency_score(now, memory.last_accessed, decay_rate=decay_rate)
+        if half_lives is None:
+            rec = recency_score(now, memory.last_accessed, decay_rate=decay_rate)
+        else:  # Milestone 5: each memory fades at the pace of its own kind
+            rec = kind_recency_score(
+                now, last_accessed=memory.last_accessed, kind=memory.kind, half_lives=half_lives
+            )
         imp = importance_score(memory.importance)
         total = retrieval_score(rel, rec, imp, weights=weights)
         rows.append(ScoredMemory(memory, rel, rec, imp, total))
@@ -152,10 +170,10 @@ def retrieve_by_kind(
         half_lives: hours until recency halves, per kind (each > 0, or math.inf for a
             kind that never fades); default: episodes 45 days, facts and skills never.
     Returns:
-        list of at most k Memory objects, best first, scored with relevance_score,
-        kind_recency_score (from last_accessed, with memory.kind), importance_score and
-        retrieval_score. Superseded memories are skipped; equal scores keep the
-        store's order; exactly the returned memories get last_accessed == now.
+        list of at most k Memory objects, best first: the top k of rank_memories given
+        these half_lives (recency from kind_recency_score, from last_accessed, with
+        memory.kind). Superseded memories are skipped; equal scores keep the store's
+        order; exactly the returned memories get last_accessed == now.
 
     Example (a 120-day-old preference against a 3-hour-old episode, both on topic):
         retrieve_by_kind(store, [1.0, 0.0], now, k=1)[0].kind -> 'semantic'
@@ -164,23 +182,13 @@ def retrieve_by_kind(
     k = check_k(k)
     half_lives = check_half_lives(half_lives)
     # TODO: Milestone 5. Everything is checked as in retrieve, and `half_lives` is a dict
-    # {kind: hours or math.inf}. Do what retrieve does (live memories only, the four
-    # signals combined, best first with ties in store order, the top k refreshed to
-    # `now`), with one change: recency comes from kind_recency_score, given each
-    # memory's own kind. Using recency_score here would let a standing fact fade.
+    # {kind: hours or math.inf}. Do what retrieve does, on the ranking that rank_memories
+    # gives when it is passed these half_lives (teach it that first, see its TODO).
+    # Ranking with one decay rate here would let a standing fact fade: at 0.995 an hour,
+    # a preference stated 120 days (2,880 hours) ago keeps about 0.0000006 of its recency.
     ### BEGIN SOLUTION
-    live = [memory for memory in store if memory.superseded_by is None]
-    scored = []
-    for memory in live:
-        rel = relevance_score(query_embedding, memory.embedding)
-        rec = kind_recency_score(
-            now, last_accessed=memory.last_accessed, kind=memory.kind, half_lives=half_lives
-        )
-        imp = importance_score(memory.importance)
-        scored.append((retrieval_score(rel, rec, imp, weights=weights), memory))
-    # a stable sort with reverse=True keeps equal scores in the store's order
-    best = sorted(scored, key=lambda pair: pair[0], reverse=True)[:k]
-    top_k = [memory for _, memory in best]
+    ranking = rank_memories(store, query_embedding, now, weights=weights, half_lives=half_lives)
+    top_k = [row.memory for row in ranking[:k]]
     for memory in top_k:
         memory.last_accessed = now  # recalled: its recency restarts from here
     return top_k

@@ -2,12 +2,17 @@
 
 Every memory in the stream gets one number per query, built from three signals:
 
-    relevance  = cosine(query_embedding, memory_embedding)   is it about this?   [-1, 1]
-    recency    = decay_rate ** hours_since_last_access        is it fresh?        (0, 1]
-    importance = importance / 10                              does it matter?     [0.1, 1]
-    score      = w_rel * relevance + w_rec * recency + w_imp * importance
+    relevance   is it about this?  the cosine of the angle between the query's and the
+                memory's embeddings                                            [-1, 1]
+    recency     is it fresh?       the share left after decaying by decay_rate for every
+                hour since the last access (0.995 per hour: 1 hour -> 0.995,
+                about 138 hours -> 0.5)                                        (0, 1]
+    importance  does it matter?    the 1-10 rating as a share of 10 (8 -> 0.8)  [0.1, 1]
+    score       each signal times its own weight, added up (equal weights: 2.4 for
+                0.8, 0.9 and 0.7)
 
-    kind_recency = 0.5 ** (hours_since_last_access / half_life[kind])  per kind  (0, 1]
+    kind recency  per kind: the share left when recency halves once every half-life of
+                  the memory's kind, in hours (1080 hours for an episode -> 0.5)  (0, 1]
 
 The last line is Milestone 5: each kind of memory fades at its own pace (episodes halve
 every 45 days; facts and skills, with an infinite half-life, never fade).
@@ -66,9 +71,11 @@ def recency_score(
     decay_rate = check_decay_rate(decay_rate)
     # TODO: Milestone 1. `now` and `last_accessed` are float epoch seconds now, and
     # `decay_rate` a float in (0, 1]. Return the share of recency left after the time
-    # since the last access, decaying by `decay_rate` per *hour* (SECONDS_PER_HOUR is
-    # imported above). A last access in the future (two clocks that disagree) counts
-    # as no time at all: the result never exceeds 1.0.
+    # since the last access, when each *hour* keeps `decay_rate` of what the hour before
+    # left: two hours at 0.995 keep 0.995 of 0.995, about 0.990. The clock counts in
+    # seconds (SECONDS_PER_HOUR is imported above). Pitfall: a last access in the
+    # future (two clocks that disagree) counts as no time at all, so the result never
+    # exceeds 1.0.
     ### BEGIN SOLUTION
     hours = max(0.0, (now - last_accessed) / SECONDS_PER_HOUR)  # hours, not seconds
     return decay_rate**hours
@@ -201,3 +208,79 @@ def kind_recency_score(
     half_life = half_lives[kind]  # hours; math.inf for a kind that never fades
     return 0.5 ** (hours / half_life)  # hours / inf == 0.0, so a fact keeps 1.0
     ### END SOLUTION
+
+
+def retrieval_scores(
+    relevance,
+    now: Timestamp,
+    last_accessed,
+    importance,
+    weights: Weights = WEIGHTS,
+    decay_rate: float = DECAY_RATE,
+):
+    """Milestones 1-3 for N memories at once, on numpy arrays.  (Notebook 09's exercise.)
+
+    Inputs:
+        relevance: (N,) floats, each memory's cosine with the query, in [-1, 1].
+        now: the current time, epoch seconds (float) or datetime.
+        last_accessed: (N,) floats, epoch seconds, when each memory was last recalled.
+        importance: (N,) floats, each memory's rating in [1, 10].
+        weights, decay_rate: as for retrieval_score and recency_score.
+    Returns:
+        (N,) float64 numpy array: element i is what your loop gives memory i,
+        retrieval_score(relevance[i], recency_score(now, last_accessed[i], decay_rate),
+        importance_score(importance[i]), weights), to about 1e-12.
+
+    Example (one hour old and on topic; just recalled, unrelated, top importance):
+        retrieval_scores([0.8, 0.0], now, [now - 3600, now], [7, 10]) -> array([2.495, 2.])
+    """
+    import numpy as np  # here, not at the top: importing scoring stays fast and pure Python
+
+    now = as_timestamp(now, "now")
+    weights = check_weights(weights)
+    decay_rate = check_decay_rate(decay_rate)
+    relevance, last_accessed, importance = (
+        _float_array(values, name)
+        for values, name in (
+            (relevance, "relevance"),
+            (last_accessed, "last_accessed"),
+            (importance, "importance"),
+        )
+    )
+    if not len(relevance) == len(last_accessed) == len(importance):
+        raise ValueError(
+            f"relevance, last_accessed and importance must have one value per memory, got "
+            f"{len(relevance)}, {len(last_accessed)} and {len(importance)} values"
+        )
+    if importance.size and not ((importance >= 1) & (importance <= 10)).all():
+        bad = importance[(importance < 1) | (importance > 10)][0]
+        raise ValueError(f"importance must be in [1, 10], got {bad:g}")
+    # TODO: notebook 09. The inputs are 1-D float64 arrays of the same length N, `now`
+    # float seconds, `weights` three floats, `decay_rate` a float in (0, 1]. Compute the
+    # score of every memory at once, with numpy operations on whole arrays and no Python
+    # loop over memories: the same three signals and weighted sum as your scalar
+    # functions, each applied elementwise. Check one number by hand: a memory last
+    # recalled 24 hours ago keeps about 0.887 of its recency at 0.995 an hour. Pitfall:
+    # the clamp for a last access in the future must act on each memory's own gap, not
+    # on the array as a whole (Python's max() of an array is one number).
+    ### BEGIN SOLUTION
+    hours = np.maximum(now - last_accessed, 0.0) / SECONDS_PER_HOUR  # (N,) hours, not seconds
+    recency = decay_rate**hours  # (N,): elementwise, one memory's gap each
+    w_relevance, w_recency, w_importance = weights
+    return w_relevance * relevance + w_recency * recency + w_importance * (importance / 10.0)
+    ### END SOLUTION
+
+
+def _float_array(values, name: str):
+    """`values` as a 1-D float64 numpy array of finite numbers, or a ValueError naming it."""
+    import numpy as np
+
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a sequence of numbers, got {values!r:.60}") from None
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be 1-D (one value per memory), got shape {array.shape}")
+    if not np.isfinite(array).all():
+        raise ValueError(f"{name} must hold finite numbers, got {array[~np.isfinite(array)][0]}")
+    return array

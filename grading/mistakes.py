@@ -134,7 +134,7 @@ SUBMISSIONS = [
         R,
         "key=lambda row: row.score, reverse=True)",
         "key=lambda row: row.score)",
-        MILESTONE_4,
+        MILESTONE_4 | RETRIEVE_BY_KIND,  # retrieve_by_kind ranks with rank_memories
         "worst first",
     ),
     wrong(
@@ -142,7 +142,7 @@ SUBMISSIONS = [
         R,
         "return sorted(rows, key=lambda row: row.score, reverse=True)",
         "return sorted(rows, key=lambda row: row.score)[::-1]",
-        {"check_rank_memories", "check_retrieve"},  # retrieve keeps the first k of it
+        {"check_rank_memories", "check_retrieve", *RETRIEVE_BY_KIND},  # the first k of it
         "sorting ascending and reversing",
     ),
     wrong(
@@ -166,7 +166,7 @@ SUBMISSIONS = [
         R,
         "        if memory.superseded_by is not None:\n",
         "        if False:\n",
-        MILESTONE_4,
+        MILESTONE_4 | RETRIEVE_BY_KIND,  # retrieve_by_kind ranks with rank_memories
         "superseded",
     ),
     wrong(
@@ -214,8 +214,8 @@ SUBMISSIONS = [
     wrong(
         "kind-ignored-by-the-retriever",
         R,
-        "kind_recency_score(\n            now, last_accessed=memory.last_accessed, "
-        "kind=memory.kind, half_lives=half_lives\n        )",
+        "kind_recency_score(\n                now, last_accessed=memory.last_accessed, "
+        "kind=memory.kind, half_lives=half_lives\n            )",
         "recency_score(now, memory.last_accessed)",
         RETRIEVE_BY_KIND,
         "recency_score with one decay rate",

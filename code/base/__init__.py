@@ -10,7 +10,9 @@
                     passwords) cut out of any text
     memory_fields.py  what each field of a Memory accepts, and the form it is kept in
     metadata.py     Metadata: a memory's dict, which tells the memory before it changes in place
+    tracked.py      Tracked: Memory's base class, which tells its stores before a field changes
     links.py        the rules of superseded_by links; features register theirs here
+    unwritten.py    provided code on the learner's functions names a stub it meets
     store_base.py   what every store shares: transaction() and its journal, save(), extend()
 
 Nothing here imports anything else of code/: memory_store.py and config.py stand on this

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from base.decay import decay_rate_for_half_life, min_max
+from base.unwritten import runs_on_learner_code
 from base.validation import KINDS, check_decay_rate, check_weights
 from evaluation.dataset import EvalSet, Question
 from extensions.kinds import DEFAULT_HALF_LIVES
@@ -109,6 +110,7 @@ STRATEGIES: dict[str, Strategy] = {
 }  # fmt: skip
 
 
+@runs_on_learner_code
 def rank(evalset: EvalSet, question: Question, strategy: Strategy) -> list[ScoredMemory]:
     """Every candidate memory for `question`, best first (ties keep file order)."""
     now = question.asked_at

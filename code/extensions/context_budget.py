@@ -35,6 +35,7 @@ from typing import NamedTuple
 
 from base.defaults import WEIGHTS
 from base.text import STOP_WORDS, words
+from base.unwritten import runs_on_learner_code
 from base.validation import Weights, as_timestamp, check_int
 from extensions.kinds import rank_by_kind
 from extensions.model_choice import ask, is_offline, resolve_chat_model
@@ -158,6 +159,7 @@ def fit_to_budget(
     return BudgetedContext(included, rest, summary, block, _tokens(count, block), source)
 
 
+@runs_on_learner_code
 def recall_within_budget(
     store: MemoryStore,
     query_embedding,

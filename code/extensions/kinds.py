@@ -36,6 +36,7 @@ from collections.abc import Mapping
 import retriever
 from base.decay import decay_rate_for_half_life, half_life_hours  # noqa: F401 (doctest)
 from base.defaults import HALF_LIVES, TOP_K, WEIGHTS
+from base.unwritten import runs_on_learner_code
 from base.validation import (
     KINDS,
     Weights,
@@ -46,7 +47,6 @@ from base.validation import (
 )
 from memory_store import Memory, MemoryStore, check_store
 from retriever import ScoredMemory, rank_memories
-from scoring import kind_recency_score, retrieval_score
 
 # hours; episodes fade over ~6 weeks, facts and skills only when superseded (base/defaults.py)
 DEFAULT_HALF_LIVES: Mapping[str, float] = HALF_LIVES
@@ -70,6 +70,7 @@ def decay_rates(half_lives: Mapping[str, float] | None = None) -> dict[str, floa
 # --- kind-aware ranking ------------------------------------------------------------
 
 
+@runs_on_learner_code
 def rank_by_kind(
     store: MemoryStore,
     query_embedding,
@@ -93,22 +94,13 @@ def rank_by_kind(
     Example: a 90-day-old fact and a fresh episode, both on topic: with the defaults
     the fact keeps recency 1.0, where one rate of 0.995 an hour would have left it ~0.
     """
-    query_embedding, now, weights = _checked(store, query_embedding, now, weights)
-    table = check_half_lives(HALF_LIVES if half_lives is None else half_lives)
-    # Your rank_memories with no decay at all gives each live memory its relevance and
-    # importance; the recency is then your kind_recency_score, and the total your
-    # retrieval_score, so this table can never disagree with your retrieve_by_kind.
-    undecayed = rank_memories(store, query_embedding, now, weights=weights, decay_rate=1.0)
-    position = {memory.id: i for i, memory in enumerate(store)}
-    rows = []
-    for row in sorted(undecayed, key=lambda r: position[r.memory.id]):  # back to store order
-        memory = row.memory
-        recency = kind_recency_score(now, memory.last_accessed, memory.kind, table)
-        total = retrieval_score(row.relevance, recency, row.importance, weights=weights)
-        rows.append(row._replace(recency=recency, score=total))
-    return sorted(rows, key=lambda r: r.score, reverse=True)  # ties: store order
+    _checked(store, query_embedding, now, weights)
+    table = HALF_LIVES if half_lives is None else half_lives
+    # your rank_memories given half_lives: the ranking your retrieve_by_kind recalls from
+    return rank_memories(store, query_embedding, now, weights=weights, half_lives=table)
 
 
+@runs_on_learner_code
 def retrieve_by_kind(
     store: MemoryStore,
     query_embedding,

@@ -6,17 +6,18 @@ numbers as arrays beside a MemoryStore and scores all of them at once in numpy:
 
     embeddings     (N, D) float32, one contiguous matrix of unit-length rows
     last_accessed  (N,)   float64 epoch seconds
-    importance     (N,)   float64, already divided by 10
+    importance     (N,)   float64 ratings, 1-10
     live, kind, user      (N,) flags and small integer codes for the filters
 
 A query is one pass over the matrix (`embeddings @ query`), a few passes over the
 (N,) arrays, and a partial selection of the best. float32 rounds, and two memories
 whose scores differ in the eighth digit could swap places, so the index never trusts
 its fast scores for the final order: every memory whose fast score is within a proven
-error bound of the k-th best (scale/matrix_scoring.py) is rescored exactly (the learner's
-recency_score, importance_score and retrieval_score, and relevance_score's arithmetic),
-then sorted as `rank_memories` sorts: score, then store order. The result is the
-reference's memories in the reference's order, with the same scores, ties included.
+error bound of the k-th best (scale/matrix_scoring.py) is ranked exactly by the learner's
+own `rank_memories`, on a Shortlist of just those memories. The fast scores are the
+learner's `retrieval_scores` (notebook 09's exercise); until it is written, every memory
+goes to `rank_memories`, slower and the same. The result is the reference's memories in
+the reference's order, with the same scores, ties included.
 
     index = MemoryIndex()                # or MemoryIndex(store) to index an existing store
     index.add(memory); index.supersede("m1", "m2"); index.remove("m3")
@@ -34,7 +35,9 @@ from __future__ import annotations
 
 import numpy as np
 
+import retriever
 from base.defaults import DECAY_RATE, WEIGHTS
+from base.unwritten import runs_on_learner_code
 from base.validation import (
     KINDS,
     Weights,
@@ -47,9 +50,10 @@ from base.validation import (
     check_weights,
 )
 from memory_store import Memory, MemoryStore
-from retriever import ScoredMemory
+from retriever import ScoredMemory, rank_memories
 from scale.matrix_scoring import (
     Query,
+    Shortlist,
     check_magnitudes,
     error_bound,
     fast_scores,
@@ -57,8 +61,9 @@ from scale.matrix_scoring import (
     unit_rows,
     within_bound,
 )
-from scoring import importance_score, recency_score, relevance_score, retrieval_score
+from scoring import relevance_score
 
+WHO = ("user_id", "kinds", "candidates")  # retrieve's filters, as top_k's
 BUILD_CHUNK = 65_536  # memories converted to float64 at a time when indexing a store
 
 
@@ -86,7 +91,7 @@ class MemoryIndex:
         n, dim = len(memories), self.store.dimension or 1
         self._matrix = np.zeros((max(n, 16), dim), dtype=np.float32)  # (capacity, D)
         self._last = np.zeros(len(self._matrix))  # epoch seconds
-        self._imp = np.zeros(len(self._matrix))  # importance / 10
+        self._imp = np.zeros(len(self._matrix))  # importance ratings, 1-10
         self._live = np.zeros(len(self._matrix), dtype=bool)
         self._kind = np.zeros(len(self._matrix), dtype=np.int8)  # index into KINDS
         self._user = np.zeros(len(self._matrix), dtype=np.int32)  # index into _user_names
@@ -148,7 +153,7 @@ class MemoryIndex:
     def _append(self, memory: Memory) -> None:
         row = len(self._memories)
         self._last[row] = memory.last_accessed
-        self._imp[row] = importance_score(memory.importance)
+        self._imp[row] = memory.importance
         self._live[row] = memory.superseded_by is None
         self._kind[row] = KINDS.index(memory.kind)
         self._user[row] = self._user_code(memory.user_id, create=True)
@@ -193,7 +198,7 @@ class MemoryIndex:
         m = self._memories[row]
         recorded = {
             "last_accessed": (m.last_accessed, self._last[row]),
-            "importance": (importance_score(m.importance), self._imp[row]),
+            "importance": (m.importance, self._imp[row]),
             "superseded_by": (m.superseded_by is None, bool(self._live[row])),
             "kind": (m.kind, KINDS[self._kind[row]]),
             "user_id": (m.user_id, self._user_names[self._user[row]]),
@@ -210,6 +215,7 @@ class MemoryIndex:
 
     # --- recall ---------------------------------------------------------------------------
 
+    @runs_on_learner_code
     def top_k(
         self,
         query_embedding,
@@ -239,6 +245,16 @@ class MemoryIndex:
         query, now, weights, decay_rate, k = self._checked(
             query_embedding, now, weights, decay_rate, k
         )
+        shortlist = self._shortlist(query, now, weights, decay_rate, k, user_id, kinds, candidates)
+        if shortlist is None:
+            return []
+        ranking = rank_memories(
+            shortlist, query.values, now, weights=weights, decay_rate=decay_rate
+        )
+        return ranking[:k]
+
+    def _shortlist(self, query, now, weights, decay_rate, k, user_id, kinds, candidates):
+        """A Shortlist of the memories that may be in the exact top k (None: none may)."""
         if candidates is not None:
             candidates = check_int(candidates, "candidates", 1, "memories to rerank, >= k, or None")
             if candidates < k:
@@ -250,27 +266,39 @@ class MemoryIndex:
         n = len(self)
         count = n if allowed is None else int(np.count_nonzero(allowed))
         if count == 0:
-            return []
+            return None
         sims = self.embeddings @ query.unit  # (N,) float32: the one pass over the matrix
         if candidates is None or candidates >= count:
             pool = None if allowed is None else np.flatnonzero(allowed)
         else:
             pool = self._nearest(sims, allowed, int(candidates), query)
         rows = self._within_error_bound(sims, pool, now, weights, decay_rate, k)
-        return self._rescore(rows, query, now, weights, decay_rate)[:k]
+        rows = rows[np.argsort(self._pos[rows])]  # store order, as the learner's loop expects
+        self.rescored = len(rows)
+        return Shortlist(self.store, [self._check_row(row) for row in rows.tolist()])
 
+    @runs_on_learner_code
     def retrieve(self, query_embedding, now, k: int = 3, **options) -> list[Memory]:
         """retriever.retrieve over the index: the top k memories, refreshed to `now`.
 
         Same options as top_k. Sets last_accessed = now on exactly the returned
         memories, in the store and in the arrays.
         """
-        rows = self.top_k(query_embedding, now, k, **options)
-        now = as_timestamp(now, "now")
-        recalled = [row.memory for row in rows]
-        for memory in recalled:
-            memory.last_accessed = now  # recalled: its recency restarts here
-            self._last[self._rows[memory.id]] = now
+        user_id, kinds, candidates = (options.pop(name, None) for name in WHO)
+        weights, decay_rate = options.pop("weights", WEIGHTS), options.pop("decay_rate", DECAY_RATE)
+        if options:
+            raise TypeError(f"unknown option(s): {', '.join(sorted(options))}")
+        query, now, weights, decay_rate, k = self._checked(
+            query_embedding, now, weights, decay_rate, k
+        )
+        shortlist = self._shortlist(query, now, weights, decay_rate, k, user_id, kinds, candidates)
+        if shortlist is None:
+            return []
+        recalled = retriever.retrieve(  # the learner's: it decides and refreshes
+            shortlist, query.values, now, k=k, weights=weights, decay_rate=decay_rate
+        )
+        for memory in recalled:  # the learner refreshed them: the arrays follow
+            self._last[self._rows[memory.id]] = memory.last_accessed
         return recalled
 
     def _within_error_bound(self, sims, pool, now, weights, decay_rate, k):
@@ -281,9 +309,10 @@ class MemoryIndex:
             sims, last, imp = sims[pool], last[pool], imp[pool]
         picked = None
         if len(sims) > k:
-            scores = fast_scores(sims, last, imp, now, weights, decay_rate)
-            picked = within_bound(scores, k, error_bound(self._matrix.shape[1], weights))
-        if picked is None:  # k or fewer to choose from, or no usable bound: take them all
+            scores = fast_scores(sims, last, imp, now, weights, decay_rate)  # None: no shortcut
+            if scores is not None:
+                picked = within_bound(scores, k, error_bound(self._matrix.shape[1], weights))
+        if picked is None:  # k or fewer, no usable bound, or no retrieval_scores: take all
             return np.arange(n) if pool is None else pool
         return picked if pool is None else pool[picked]
 
@@ -309,19 +338,6 @@ class MemoryIndex:
             order = sorted(range(len(band)), key=lambda i: (-exact[i], self._pos[band[i]]))
             band = band[order[: c - len(sure)]]
         return np.concatenate([sure, band])
-
-    def _rescore(self, rows, query, now, weights, decay_rate) -> list[ScoredMemory]:
-        """Exact scores for `rows`, sorted as rank_memories sorts: score, then store order."""
-        rows = rows[np.argsort(self._pos[rows])]  # store order first: the sort below is stable
-        self.rescored = len(rows)
-        scored = []
-        for row in rows.tolist():
-            m = self._check_row(row)
-            rel = relevance_score(query.values, m.embedding)
-            rec = recency_score(now, m.last_accessed, decay_rate=decay_rate)
-            imp = importance_score(m.importance)
-            scored.append(ScoredMemory(m, rel, rec, imp, retrieval_score(rel, rec, imp, weights)))
-        return sorted(scored, key=lambda row: row.score, reverse=True)
 
     def _allowed(self, user_id, kinds) -> np.ndarray | None:
         """(N,) bool: live and matching the filters; None when every memory may compete."""

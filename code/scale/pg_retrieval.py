@@ -43,10 +43,11 @@ import math
 
 from base.defaults import DECAY_RATE, TOP_K, WEIGHTS
 from base.units import SECONDS_PER_HOUR
+from base.unwritten import runs_on_learner_code
 from base.validation import as_timestamp, check_decay_rate, check_int, check_k, check_weights
-from memory_store import Memory, MemoryStore
-from retriever import ScoredMemory
-from scoring import importance_score, recency_score, relevance_score, retrieval_score
+from memory_store import Memory
+from retriever import ScoredMemory, rank_memories
+from scale.matrix_scoring import Shortlist
 from storage.postgres_database import SCHEMA, TRUSTED_NORM, bare_connection
 from storage.postgres_store import PostgresMemoryStore
 
@@ -115,6 +116,7 @@ def sql_scores(store: PostgresMemoryStore, query_embedding, now, weights=WEIGHTS
     return {memory_id: score for memory_id, _, score, _ in store.select(SCORE_SQL, params)}
 
 
+@runs_on_learner_code
 def sql_rank(
     store: PostgresMemoryStore,
     query_embedding,
@@ -127,19 +129,6 @@ def sql_rank(
     k = check_k(k)
     params = _params(store, query_embedding, now, weights, decay_rate)
     return _rescore(store, _within_bound(store, params, k), params)[:k]
-
-
-class Shortlist(MemoryStore):
-    """Some memories of one store, in that store's order: what the learner's retrieve reads.
-
-    The Memory objects are the store's own, so a refresh of last_accessed is the store's;
-    nothing is copied and no link rule runs (the memories are live, their links stored).
-    """
-
-    def __init__(self, store, memories: list[Memory]) -> None:
-        super().__init__(store.embedding_model, user_id=store.user_id)
-        self.dimension = store.dimension
-        self._memories = {memory.id: memory for memory in memories}
 
 
 def shortlist_ids(
@@ -181,6 +170,7 @@ def shortlist(store, query_embedding, now, k: int = TOP_K, weights=WEIGHTS,
     return Shortlist(store, [store.get(memory_id) for memory_id in ids])
 
 
+@runs_on_learner_code
 def recall(store, query_embedding, now, k: int = TOP_K, weights=WEIGHTS,
            decay_rate=DECAY_RATE, retrieve=None) -> list[Memory]:  # fmt: skip
     """`retrieve` (default: the learner's, retriever.retrieve) on the SQL shortlist; saved.
@@ -205,17 +195,17 @@ def recall(store, query_embedding, now, k: int = TOP_K, weights=WEIGHTS,
     return recalled
 
 
+@runs_on_learner_code
 def retrieve_sql(store, query_embedding, now, k: int = TOP_K, weights=WEIGHTS,
                  decay_rate=DECAY_RATE) -> list[Memory]:  # fmt: skip
-    """retrieve() through SQL: the same k memories, and their last_accessed set to now."""
-    rows = sql_rank(store, query_embedding, now, k=k, weights=weights, decay_rate=decay_rate)
-    now = as_timestamp(now, "now")
-    for row in rows:
-        row.memory.last_accessed = now
-    store.save(only=[row.memory for row in rows])  # the k touched: no scan of the store
-    return [row.memory for row in rows]
+    """retrieve() through SQL: the same k memories, and their last_accessed set to now.
+
+    The learner's retrieve decides, on the SQL shortlist (recall), and the refreshes are saved.
+    """
+    return recall(store, query_embedding, now, k=k, weights=weights, decay_rate=decay_rate)
 
 
+@runs_on_learner_code
 def candidates_then_rerank(
     store: PostgresMemoryStore,
     query_embedding,
@@ -302,14 +292,8 @@ def _norm_trusted(query) -> bool:
 
 
 def _rescore(store, ids, params) -> list[ScoredMemory]:
-    """Exact scores for `ids` (in store order) by the learner's functions, sorted as
-    rank_memories sorts: score, then store order (the sort is stable)."""
-    query, now, weights, decay = params["query"], params["now"], params["weights"], params["decay"]
-    scored = []
-    for memory_id in ids:
-        m = store.get(memory_id)
-        rel = relevance_score(query, m.embedding)
-        rec = recency_score(now, m.last_accessed, decay_rate=decay)
-        imp = importance_score(m.importance)
-        scored.append(ScoredMemory(m, rel, rec, imp, retrieval_score(rel, rec, imp, weights)))
-    return sorted(scored, key=lambda row: row.score, reverse=True)
+    """The learner's rank_memories on the memories of `ids` (in store order): exact scores,
+    sorted as it sorts (score, then store order)."""
+    candidates = Shortlist(store, [store.get(memory_id) for memory_id in ids])
+    return rank_memories(candidates, params["query"], params["now"], weights=params["weights"],
+                         decay_rate=params["decay"])  # fmt: skip

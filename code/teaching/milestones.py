@@ -95,6 +95,12 @@ MILESTONE_TESTS = (
 )
 
 
+# Exercises that a notebook checks and nothing grades: function -> (file in code/,
+# notebook). Their solution regions are cleared from the student edition like a
+# milestone's (they live in a learner file); their checks are teaching/checks/vectorised.py.
+EXERCISES = {"retrieval_scores": ("scoring", "09_scale.ipynb")}
+
+
 def where(name: str) -> str:
     """'code/scoring.py, Milestone 1 (01_recency.ipynb)' for 'recency_score'."""
     return MILESTONES[name].where

@@ -17,12 +17,14 @@ import nbformat
 import pytest
 from nbgrader.preprocessors import ClearSolutions
 
-from teaching.milestones import MILESTONES
+from teaching.milestones import EXERCISES, MILESTONES
 
 CODE = Path(__file__).resolve().parents[2] / "code"
 LEARNER_CORE: dict[str, list[str]] = {}  # "scoring.py" -> its learner functions, in order
 for _row in MILESTONES.values():
     LEARNER_CORE.setdefault(f"{_row.module}.py", []).append(_row.name)
+for _name, (_module, _notebook) in EXERCISES.items():  # checked in a notebook, not graded
+    LEARNER_CORE[f"{_module}.py"].append(_name)
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 
 
@@ -118,6 +120,7 @@ def test_the_stubs_import_and_raise_not_implemented_after_checking_inputs(studen
         lambda: scoring.retrieval_score(0.5, 0.5, 0.5),
         lambda: retriever.rank_memories(store, [1.0, 0.0], 3600.0),
         lambda: retriever.retrieve(store, [1.0, 0.0], 3600.0, k=1),
+        lambda: scoring.retrieval_scores([0.5], 3600.0, [0.0], [5]),
     ]
     for call in calls:
         with pytest.raises(NotImplementedError):

@@ -124,3 +124,22 @@ def test_progress_runs_a_check_in_process_and_sorts_its_outcome(monkeypatch):
     for replacement, status in ((wrong, "FAIL"), (stub, "todo"), (broken, "FAIL")):
         monkeypatch.setitem(checks.CHECKS, "importance_score", replacement)
         assert run_one("importance_score")[0] == status
+
+
+def test_a_passing_check_shows_only_its_own_count_never_what_else_it_printed():
+    from teaching.progress import passed_line
+
+    printed = "tables used: FAST = {'episodic': 24}\nkind_recency_score: 10 checks passed\n"
+    assert passed_line("kind_recency_score", printed) == "10 checks passed"
+    assert passed_line("recency_score", "recency_score: 7 checks passed\n") == "7 checks passed"
+    assert passed_line("retrieve", "a table\n") == "all checks passed"
+
+
+@pytest.mark.needs_milestones(5)
+@pytest.mark.parametrize("name", ["kind_recency_score", "retrieve_by_kind", "recency_score"])
+def test_every_function_passes_with_n_checks_passed_as_its_status(name):
+    from teaching.progress import run_one
+
+    status, message = run_one(name)
+    assert status == "pass"
+    assert re.fullmatch(r"\d+ checks passed", message), message

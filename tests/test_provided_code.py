@@ -1,0 +1,79 @@
+"""No provided module computes a milestone's result on its own: with the learner's stubs
+in place, each provided function that ranks or recalls names the stub it waits for.
+
+The learner core is cleared in a copy of code/ exactly as the student edition clears it
+(nbgrader's ClearSolutions, grading/markers.py); tests/grading/test_provided_code_edition.py
+checks the released student edition itself. A provided function that regains its own
+rows-then-sort (or recency, or weighted sum) returns here instead of raising, and fails.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from provided_probes import PROBES, expected_words, run_probe
+from teaching.milestones import EXERCISES, LEARNER_FILES, MILESTONES
+
+# the instructor's tools clear the learner core; the student edition has no grading/ (and
+# its own learner core is the stubs already: tests/grading/ checks it at release)
+clear_solutions = pytest.importorskip("grading.markers").clear_solutions
+ROOT = Path(__file__).resolve().parents[1]
+CODE = ROOT / "code"
+
+
+@pytest.fixture(scope="module")
+def stubbed(tmp_path_factory) -> Path:
+    """code/ as the student edition has it: every solution region of the learner core cleared."""
+    code = tmp_path_factory.mktemp("student") / "code"
+    shutil.copytree(CODE, code, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in LEARNER_FILES:
+        target = code / Path(name).name
+        target.write_text(clear_solutions(target.read_text(), name))
+    return code
+
+
+@pytest.mark.parametrize("name", sorted(PROBES))
+def test_with_the_stubs_a_provided_function_names_the_stub_it_waits_for(stubbed, name):
+    outcome = run_probe(stubbed, name)
+    assert outcome["raised"] == "NotWrittenYet", f"{name} returned without the learner's code"
+    for word in expected_words(name):
+        assert word in outcome["message"], outcome["message"]
+
+
+@pytest.mark.parametrize("name", sorted(PROBES))
+def test_on_the_reference_every_provided_function_runs(name):
+    assert run_probe(CODE, name) == {"raised": None, "message": ""}
+
+
+def fast_scores_of(code: Path) -> str:
+    script = (
+        f"import sys; sys.path.insert(0, {str(code)!r})\n"
+        "import numpy as np\nfrom scale.matrix_scoring import fast_scores\n"
+        "s = fast_scores(np.array([1.0, 0.5], np.float32), np.array([0.0, 3600.0]),"
+        " np.array([5.0, 8.0]), 7200.0, (1.0, 1.0, 1.0), 0.995)\n"
+        "print(None if s is None else [round(x, 6) for x in s.tolist()])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_the_index_has_no_shortcut_until_the_learner_writes_retrieval_scores(stubbed):
+    assert fast_scores_of(stubbed) == "None"  # the caller then ranks every memory exactly
+    assert fast_scores_of(CODE) == "[2.490025, 2.295]"  # 1 + 0.995**2 + 0.5; 0.5 + 0.995 + 0.8
+
+
+def test_the_stub_table_of_base_unwritten_mirrors_the_milestones():
+    from base.unwritten import WHERE
+
+    expected = {name: f"{row.file}, Milestone {row.number}" for name, row in MILESTONES.items()}
+    expected |= {
+        name: f"code/{module}.py, notebook {notebook[:2]}'s exercise"
+        for name, (module, notebook) in EXERCISES.items()
+    }
+    assert expected == WHERE
