@@ -57,6 +57,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="ID",
         help="with --dataset locomo: which (26 or conv-26; default: all)",
     )
+    parser.add_argument(
+        "--items",
+        choices=["turn", "pair", "window", "episode"],
+        default="turn",
+        help="with --dataset locomo: what one memory holds (evaluation/locomo.py's ITEM_SHAPES)",
+    )
     parser.add_argument("--k", type=int, nargs="+", default=list(DEFAULT_KS), help="cut-offs")
     parser.add_argument("--strategy", action="append", choices=sorted(STRATEGIES),
                         help="repeat to pick several (default: all)")  # fmt: skip
@@ -111,14 +117,19 @@ def _locomo(args, say) -> int:
     try:
         model = Embedder(args.embed_model).model  # checks the name before any work
         models = list(dict.fromkeys([TOY_EMBED_MODEL, MODEL_NAME, model]))
-        results = compare(args.path, models, args.conversations, sorted(set(args.k)), say)
+        results = compare(
+            args.path, models, args.conversations, sorted(set(args.k)), say, items=args.items
+        )
     except (DatasetError, ValueError, TypeError, OSError, ModelCallError) as err:
         say(f"error: {err}")
         return 2
     labels = {"bm25": "bm25 (keywords)", TOY_EMBED_MODEL: f"{TOY_EMBED_MODEL} (words)",
               MODEL_NAME: f"{MODEL_NAME} (meaning)"}  # fmt: skip
     which = ", ".join(args.conversations) if args.conversations else "all conversations"
-    print(f"LoCoMo ({which}): relevance alone, each turn a memory, asked at the end\n")
+    shape = {"turn": "each turn a memory", "pair": "each turn with the one before",
+             "window": "each turn with its neighbours",
+             "episode": "consecutive turns grouped"}[args.items]  # fmt: skip
+    print(f"LoCoMo ({which}): relevance alone, {shape}, asked at the end\n")
     print(format_comparison(results, labels))
     return 0
 
