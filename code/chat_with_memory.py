@@ -15,7 +15,8 @@ One turn, step by step:
      date and age, so the model can tell an old preference from a recent one, and so a
      memory's text can never pass for an instruction (quotes, newlines and angle brackets
      are escaped; the prompt says the block is data);
-  4. call the chat model through litellm (offline by default, see llm/gateway.py);
+  4. call the chat model (llm/gateway.py): a real one through litellm, the offline
+     default directly, so an offline turn never waits for litellm's import;
   5. write the user's message back as a new memory, so the store grows, unless it is a
      question, a greeting or an acknowledgement (embeddings/worth_embedding.py): stored,
      "which API should I default to?" would be recalled next time and answer itself;
@@ -158,7 +159,7 @@ def chat_with_memory(
             decay_rate=settings.decay_rate,
         )
         messages = _messages(message, recalled, now)  # 3. (everything checked above)
-        from llm.gateway import complete  # 4. litellm is imported on the first call only
+        from llm.gateway import complete  # 4. litellm: only for a real model, on its first call
 
         reply = complete(
             settings.chat_model,

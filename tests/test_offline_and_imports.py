@@ -129,6 +129,50 @@ def test_a_whole_offline_chat_turn_never_touches_the_network():
 
 @pytest.mark.needs_milestones(4)
 @pytest.mark.slow
+def test_a_fresh_process_offline_turn_never_imports_litellm():
+    source = textwrap.dedent(
+        """
+        import sys
+        from chat_with_memory import chat_with_memory
+        from memory_store import MemoryStore
+
+        store = MemoryStore()
+        chat_with_memory("I live in Lisbon with my partner", store, now=0)
+        result = chat_with_memory("Which city is my home?", store, now=3600)
+        print(result.reply.splitlines()[1])
+        print("litellm" in sys.modules)
+        """
+    )
+    result = run_python("-c", source)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "- I live in Lisbon with my partner (you told me 1 hour ago)",
+        "False",
+    ]
+
+
+@pytest.mark.slow  # imports litellm
+def test_the_offline_model_gives_one_reply_directly_and_through_litellm():
+    from llm import gateway
+    from llm.memory_block import render_items
+
+    system = "Notes:\n" + render_items(
+        [{"text": "Eric prefers Groq for the default API", "written": "2026-03-01 09:00 UTC",
+          "age": "2 days ago", "role": "user"}]
+    )  # fmt: skip
+    for message in ("which API should I default to?", "I now prefer OpenAI", "thanks!"):
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": message}]
+        direct = gateway.complete("memorylab/offline-chat", messages)
+        # an argument only litellm reads sends the call through its "memorylab" provider
+        through = gateway.complete("memorylab/offline-chat", messages, temperature=0)
+        assert direct == through == gateway.offline_reply(messages)
+    assert "litellm" in sys.modules
+    with pytest.raises(gateway.ModelCallError, match="unknown offline chat model"):
+        gateway.complete("memorylab/other-chat", messages)
+
+
+@pytest.mark.needs_milestones(4)
+@pytest.mark.slow
 def test_the_terminal_chat_runs_as_a_script():
     result = run_python(
         "code/chat_with_memory.py",

@@ -5,6 +5,7 @@
     strategies.py  ways to rank: the learner's scoring with different settings
     bm25.py        the classic word-matching ranker, as one more strategy
     metrics.py     recall@k and reciprocal rank, averaged; the ablation table
+    updates.py     scripted conversations through the chat: does it keep up with change?
     cli.py         python code/run.py evaluate
 
 See docs/evaluation.md for what the numbers mean.

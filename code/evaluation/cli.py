@@ -3,6 +3,12 @@
     python code/run.py evaluate --data data/eval/one_year.json --k 1 3 5 10 --strategy course
     python code/run.py evaluate --dataset locomo data/locomo --conversations 26 41
 
+    python code/run.py evaluate --updates data/update_conversations.json
+
+With --updates FILE it replays scripted conversations through the chat and prints how
+many probes pass, category by category (evaluation/updates.py): does the assistant keep
+up when a fact changes?
+
 With --dataset locomo PATH (a local copy of LoCoMo, evaluation/locomo.py) it prints
 recall@k and MRR of plain relevance over real conversations, retriever by retriever:
 BM25, the word toy, MiniLM alone and the embedding model (the default, or --embed-model).
@@ -51,10 +57,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="ID",
         help="with --dataset locomo: which (26 or conv-26; default: all)",
     )
+    parser.add_argument(
+        "--items",
+        choices=["turn", "pair", "window", "episode"],
+        default="turn",
+        help="with --dataset locomo: what one memory holds (evaluation/locomo.py's ITEM_SHAPES)",
+    )
     parser.add_argument("--k", type=int, nargs="+", default=list(DEFAULT_KS), help="cut-offs")
     parser.add_argument("--strategy", action="append", choices=sorted(STRATEGIES),
                         help="repeat to pick several (default: all)")  # fmt: skip
     parser.add_argument("--embed-model", default=None, help="default: from config.py")
+    parser.add_argument(
+        "--updates",
+        metavar="FILE",
+        help="replay the conversations of FILE through the chat and judge its probes "
+        "(e.g. data/update_conversations.json)",
+    )
     args = parser.parse_args(argv)
     if any(k < 1 for k in args.k):
         parser.error(f"--k values must be >= 1, got {args.k}")
@@ -64,6 +82,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def say(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
+
+    if args.updates:
+        if args.dataset != "file" or args.path or args.conversations or args.strategy:
+            parser.error("--updates FILE goes alone (with --embed-model at most)")
+        return _updates(args, say)
 
     if args.dataset == "locomo":
         if not args.path:
@@ -107,15 +130,41 @@ def _locomo(args, say) -> int:
     try:
         model = Embedder(args.embed_model).model  # checks the name before any work
         models = list(dict.fromkeys([TOY_EMBED_MODEL, MODEL_NAME, model]))
-        results = compare(args.path, models, args.conversations, sorted(set(args.k)), say)
+        results = compare(
+            args.path, models, args.conversations, sorted(set(args.k)), say, items=args.items
+        )
     except (DatasetError, ValueError, TypeError, OSError, ModelCallError) as err:
         say(f"error: {err}")
         return 2
     labels = {"bm25": "bm25 (keywords)", TOY_EMBED_MODEL: f"{TOY_EMBED_MODEL} (words)",
               MODEL_NAME: f"{MODEL_NAME} (meaning)"}  # fmt: skip
     which = ", ".join(args.conversations) if args.conversations else "all conversations"
-    print(f"LoCoMo ({which}): relevance alone, each turn a memory, asked at the end\n")
+    shape = {"turn": "each turn a memory", "pair": "each turn with the one before",
+             "window": "each turn with its neighbours",
+             "episode": "consecutive turns grouped"}[args.items]  # fmt: skip
+    print(f"LoCoMo ({which}): relevance alone, {shape}, asked at the end\n")
     print(format_comparison(results, labels))
+    return 0
+
+
+def _updates(args, say) -> int:
+    from dataclasses import replace
+
+    from config import load_settings
+    from evaluation.updates import evaluate_updates, format_report
+
+    try:
+        settings = load_settings()
+        if args.embed_model:
+            settings = replace(settings, embed_model=args.embed_model)
+        say(f"replaying {_shown(Path(args.updates))} through the chat ({settings.chat_model})")
+        report = evaluate_updates(args.updates, settings, progress=say)
+    except (DatasetError, ValueError, TypeError, OSError, ModelCallError) as err:
+        say(f"error: {err}")
+        return 2
+    print(f"{report.name}: {len(report.probes)} probes, chat {settings.chat_model}, "
+          f"embeddings {settings.embed_model}\n")  # fmt: skip
+    print(format_report(report))
     return 0
 
 

@@ -129,8 +129,58 @@ def _keep(found: dict, sid: str, sample: dict, where: str) -> None:
     found[sid] = sample
 
 
-def as_dataset(sample: dict, sid: str) -> dict:
-    """One LoCoMo sample in the lab's dataset format (docs/evaluation.md)."""
+ITEMS = ("turn", "pair", "window", "episode")  # what one memory holds (ITEM_SHAPES says)
+ITEM_SHAPES = {
+    "turn": "each turn its own memory (the course's notebooks' shape)",
+    "pair": "each turn with the turn before it, one memory a turn",
+    "window": "each turn with the turns before and after it, one memory a turn",
+    "episode": "EPISODE_TURNS consecutive turns of a session grouped into one memory",
+}
+EPISODE_TURNS = 3
+
+
+def as_dataset(sample: dict, sid: str, items: str = "turn") -> dict:
+    """One LoCoMo sample in the lab's dataset format (docs/evaluation.md).
+
+    items: what one memory holds (ITEM_SHAPES). With "pair" and "window" a memory is
+    still one turn's (same id, same evidence) read together with its neighbours in the
+    session; with "episode" a memory is a group of turns, and a question's evidence is
+    the groups that hold its evidence turns.
+    """
+    if items not in ITEMS:
+        raise ValueError(f"items must be one of {', '.join(ITEMS)}, got {items!r}")
+    dataset = _turn_dataset(sample, sid)
+    return dataset if items == "turn" else _reshaped(dataset, items)
+
+
+def _reshaped(dataset: dict, items: str) -> dict:
+    group_of: dict[str, str] = {}
+    for session in dataset["sessions"]:
+        turns = session["turns"]
+        if items == "episode":
+            grouped = []
+            for start in range(0, len(turns), EPISODE_TURNS):
+                group = turns[start : start + EPISODE_TURNS]
+                for turn in group:
+                    group_of[turn["id"]] = group[0]["id"]
+                grouped.append({**group[0], "text": "\n".join(t["text"] for t in group)})
+            session["turns"] = grouped
+            continue
+        before, after = 1, (1 if items == "window" else 0)
+        session["turns"] = [
+            {
+                **turn,
+                "text": "\n".join(t["text"] for t in turns[max(0, i - before) : i + after + 1]),
+            }
+            for i, turn in enumerate(turns)
+        ]
+    if items == "episode":
+        for question in dataset["questions"]:
+            question["evidence"] = list(dict.fromkeys(group_of[e] for e in question["evidence"]))
+    return dataset
+
+
+def _turn_dataset(sample: dict, sid: str) -> dict:
     conversation = sample["conversation"]
     sessions, turn_ids = [], set()
     numbers = sorted(
@@ -215,12 +265,14 @@ def compare(
     conversations: Iterable[str] | None = None,
     ks: Sequence[int] = (1, 3, 5, 10),
     progress=None,
+    items: str = "turn",
 ) -> dict[str, dict]:
     """{retriever: {"overall": {"R@1": ..., "MRR": ...}, "by_category": {...}}}, pooled.
 
     Retrievers: "bm25" (evaluation/bm25.py) and relevance alone with each embedding
-    model of `models`. Each conversation is its own store; the scores of every question
-    of every conversation are averaged together (a question counts once, wherever it is).
+    model of `models`, all over the same memories (`items`: ITEM_SHAPES). Each
+    conversation is its own store; the scores of every question of every conversation
+    are averaged together (a question counts once, wherever it is).
     """
     from evaluation.metrics import evaluate
     from evaluation.strategies import STRATEGIES
@@ -237,7 +289,7 @@ def compare(
     rows: dict[str, list[tuple[str, dict]]] = {"bm25": []} | {m: [] for m in models}
     for n, sid in enumerate(names, start=1):  # conversation outside: MiniLM's cache is reused
         for m, model in enumerate(models):
-            evalset = load_dataset(as_dataset(samples[sid], sid), Embedder(model))
+            evalset = load_dataset(as_dataset(samples[sid], sid, items), Embedder(model))
             if progress:
                 progress(f"[{n}/{len(names)}] {sid}: {len(evalset.store)} turns, "
                          f"{len(evalset.questions)} questions, {model}")  # fmt: skip

@@ -10,6 +10,7 @@
     context_budget.py     recalled memories fitted into a token budget
     model_choice.py       the chat model the extensions ask, offline or configured
     write_back.py         what the chat writes back: kind, rated importance, the fact replaced
+    fact_changes.py       the rules that read a change: its subject, topic and new value
 
 Notebooks 07a-07h walk through them, one each; each module's docstring says what it leaves out.
 """

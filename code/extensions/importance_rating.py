@@ -55,6 +55,11 @@ CUES: dict[str, int] = {
     "allergic": 4, "allergy": 4, "contract": 3, "signed": 2, "promised": 3,
     "prefer": 2, "important": 2, "remember": 2, "birthday": 2, "diagnosed": 4,
     "married": 4, "hired": 3, "resigned": 3, "moved": 2, "forbidden": 3, "password": 2,
+    # lasting facts about a person: who they are, live and love, what they can eat
+    "vegetarian": 4, "vegan": 4, "pescatarian": 3, "halal": 3, "kosher": 3, "diabetic": 4,
+    "pregnant": 4, "medication": 3, "sober": 3, "name": 2, "live": 2, "relocated": 2,
+    "engaged": 3, "divorced": 3, "partner": 2, "wife": 2, "husband": 2, "daughter": 2,
+    "son": 2, "job": 2, "promoted": 3, "retired": 3, "quit": 2,
     # small talk and routine
     "thanks": -2, "thank": -2, "ok": -2, "okay": -2, "lol": -2, "hello": -2, "hi": -2,
     "weather": -2, "brushed": -2, "lunch": -1, "coffee": -1,

@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from base.links import link_rule
-from base.validation import as_number, as_timestamp, check_ids, check_text
+from base.validation import as_number, as_timestamp, check_ids, check_kind, check_text
 from embedding_helpers import Embedder
 from memory_store import Memory, MemoryStore, check_store
 from scoring import relevance_score
@@ -110,12 +110,17 @@ def replace_fact(
     *,
     importance: float | None = None,
     metadata: dict | None = None,
+    kind: str | None = None,
+    allow_event: bool = False,
 ) -> Memory:
     """Store `text` as the new version of the fact or skill `old_id`, superseding it.
 
     The old memory keeps everything it had, plus superseded_by = the new id; the new
     one records metadata["replaces"] = old_id and keeps the old one's kind (a changed
-    practice is still a skill). Importance defaults to the old fact's.
+    practice is still a skill) unless `kind` says otherwise. Importance defaults to the
+    old fact's. An event is never replaced, except one that itself told of a change (the
+    caller says so with event_told_a_change=True: "I moved to York in January", stored
+    as an event, is the home fact "I relocated to Harrogate" replaces).
     Checked before anything is written, so a refused replacement changes nothing.
 
         replace_fact(store, embedder, "m1", "Eric now prefers OpenAI for the default API",
@@ -125,8 +130,10 @@ def replace_fact(
     now = as_timestamp(now, "now")
     if metadata is not None and not isinstance(metadata, dict):
         raise TypeError(f"metadata must be a dict or None, got {type(metadata).__name__}")
+    if kind is not None:
+        check_kind(kind)
     old = check_store(store).get(old_id)
-    if old.kind not in FACT_KINDS:
+    if old.kind not in FACT_KINDS and not allow_event:
         raise ValueError(
             f"memory {old_id!r} is {old.kind}: an event stays true once it happened, so it is "
             "never replaced; only semantic or procedural memories can be superseded"
@@ -152,7 +159,8 @@ def replace_fact(
         new = embedder.remember(
             store,
             text,
-            kind=old.kind,  # a practice that changed is still procedural
+            kind=kind or (old.kind if old.kind in FACT_KINDS else "semantic"),  # a practice
+            # that changed is still procedural; an event's new version is a fact
             importance=old.importance if importance is None else importance,
             now=now,
             metadata={**(metadata or {}), "replaces": old_id},

@@ -1,9 +1,10 @@
 """Calling models through litellm, and the offline models that stand in for real ones.
 
-Every chat and embedding call in the lab goes through litellm, so the code path is the
-same offline and online. Offline, the models are local: the offline chat function and the
-offline embedding model objects (embeddings/registry.py), registered with litellm as the
-custom provider "memorylab":
+Every call to a real chat or embedding model goes through litellm. The offline models are
+local: the offline chat function and the offline embedding model objects
+(embeddings/registry.py). The lab calls them directly (`complete` and the Embedder do),
+so an offline turn never imports litellm; they are also registered with litellm as the
+custom provider "memorylab", so litellm's own calls reach the very same functions:
 
     memorylab/offline-chat      a rule-based assistant that answers *only* from the
                                 memories injected into its prompt (llm/offline_chat.py)
@@ -12,9 +13,11 @@ custom provider "memorylab":
     memorylab/minilm-l6-v2      the sentence model alone (embeddings/minilm.py)
     memorylab/hashed-bow-384    a bag-of-words embedding (embeddings/hashed_words.py)
 
-litellm is imported lazily, on the first model call, with its model cost map read from
-the installed package (LITELLM_LOCAL_MODEL_COST_MAP) so that importing it never touches
-the network. It takes a few seconds, which is why scoring and retrieval never import it.
+litellm is imported lazily, on the first call to a real model (or one with litellm's own
+arguments, `mock_response=`), with its model cost map read from the installed package
+(LITELLM_LOCAL_MODEL_COST_MAP) so that importing it never touches the network. It takes
+seconds to import and delays the process's exit, which is why the offline models, scoring
+and retrieval never import it.
 
 Deliberately left out: prompts (chat_with_memory.py, llm/memory_block.py) and settings
 (config.py).
@@ -90,7 +93,16 @@ def complete(
 
     Extra keyword arguments go to litellm.completion unchanged; tests pass
     `mock_response="..."` to exercise a real provider's path with no network.
+
+    The offline chat model is called directly, as the offline embedding models are
+    (embedding_helpers.py): importing litellm takes seconds, and its teardown delays the
+    process's exit, for a reply the lab makes itself in a millisecond. litellm is imported
+    only for a real model, or when extra keyword arguments are litellm's to read
+    (`mock_response=`); the handler registered with litellm gives the same reply (a test
+    holds the two paths together).
     """
+    if is_offline(model) and not kwargs:
+        return offline_complete(model, messages)
     litellm = load_litellm()
     if api_base:
         kwargs["api_base"] = api_base
@@ -101,6 +113,18 @@ def complete(
         raise ModelCallError(_model_failure("chat", model, exc)) from None  # no raw key in a chain
     content = response.choices[0].message.content
     return content if isinstance(content, str) else ""
+
+
+def offline_complete(model: str, messages: list[dict]) -> str:
+    """The offline chat model's reply, without litellm: what the "memorylab" handler returns."""
+    name = _lab_name(model)
+    if name != OFFLINE_CHAT_MODEL:
+        error = ValueError(
+            f"unknown offline chat model {model!r}; the offline chat model is "
+            f"{OFFLINE_CHAT_MODEL!r}"
+        )
+        raise ModelCallError(_model_failure("chat", model, error))
+    return offline_reply(messages)
 
 
 def embed(
@@ -152,13 +176,14 @@ def _make_handler(litellm):
                     f"unknown offline chat model {model!r}; the offline chat model is "
                     f"{OFFLINE_CHAT_MODEL!r}"
                 )
+            reply = offline_reply(messages)  # what offline_complete returns, without litellm
             return litellm.ModelResponse(
                 model=name,
                 choices=[
                     {
                         "index": 0,
                         "finish_reason": "stop",
-                        "message": {"role": "assistant", "content": offline_reply(messages)},
+                        "message": {"role": "assistant", "content": reply},
                     }
                 ],
             )

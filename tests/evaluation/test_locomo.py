@@ -207,3 +207,42 @@ def test_the_limits_tool_prints_every_variant_and_never_reads_the_acceptance_hal
         locomo_limits.main([str(copy), "--conversations", "30", "--no-year"])
     assert refused.value.code == 2
     assert "acceptance conversations are never measured" in capsys.readouterr().err
+
+
+def test_a_turn_can_be_read_with_its_neighbours_or_grouped_into_an_episode():
+    from evaluation.locomo import as_dataset
+
+    sample = {"conversation": conversation(), "qa": conversation()["qa"]}
+    turns = as_dataset(sample, "conv-26")
+    pair = as_dataset(sample, "conv-26", "pair")
+    window = as_dataset(sample, "conv-26", "window")
+    assert [t["id"] for t in pair["sessions"][0]["turns"]] == ["conv-26:D1:1", "conv-26:D1:2"]
+    first, second = (t["text"] for t in turns["sessions"][0]["turns"])
+    assert [t["text"] for t in pair["sessions"][0]["turns"]] == [first, f"{first}\n{second}"]
+    assert [t["text"] for t in window["sessions"][0]["turns"]] == [f"{first}\n{second}"] * 2
+    assert pair["questions"] == turns["questions"]  # one memory a turn: the same evidence
+    # never across sessions: session 2 starts on its own
+    assert pair["sessions"][1]["turns"][0]["text"] == "Melanie: I started pottery classes."
+
+
+def test_an_episode_holds_consecutive_turns_and_its_evidence_is_the_episodes(monkeypatch):
+    from evaluation import locomo
+
+    monkeypatch.setattr(locomo, "EPISODE_TURNS", 2)
+    sample = {"conversation": conversation(), "qa": conversation()["qa"]}
+    episodes = locomo.as_dataset(sample, "conv-26", "episode")
+    assert [[t["id"] for t in s["turns"]] for s in episodes["sessions"]] == [
+        ["conv-26:D1:1"],
+        ["conv-26:D2:1"],
+    ]
+    assert [q["evidence"] for q in episodes["questions"]] == [
+        ["conv-26:D1:1"], ["conv-26:D2:1", "conv-26:D1:1"], ["conv-26:D1:1"]
+    ]  # fmt: skip
+    with pytest.raises(ValueError, match="items must be one of"):
+        locomo.as_dataset(sample, "conv-26", "sentence")
+
+
+def test_the_command_compares_bm25_and_the_embeddings_over_the_same_episodes(copy, capsys):
+    assert main(["--dataset", "locomo", str(copy), "--items", "window", "--k", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "each turn with its neighbours" in out and "bm25" in out

@@ -190,3 +190,9 @@ def test_a_bad_kind_is_refused_before_the_model_is_asked(monkeypatch):
             model=REAL_MODEL,
         )
     assert len(store) == 0
+
+
+def test_a_lasting_fact_about_a_person_is_rated_above_small_talk():
+    assert heuristic_importance("I'm vegetarian").value >= 7
+    assert heuristic_importance("My partner and I got engaged").value >= 6
+    assert heuristic_importance("The weather has been grim all week").value <= 3

@@ -109,3 +109,90 @@ def test_bad_input_is_refused_before_anything_is_written(call, error, match):
     with pytest.raises(error, match=match):
         call(store)
     assert len(store) == 0
+
+
+def _said(store, *texts, start=NOW):
+    turns = []
+    for hours, text in enumerate(texts):
+        turns.append(remember_turn(store, EMBEDDER, text, start + hours * HOUR))
+    return turns
+
+
+def test_an_update_of_part_of_a_combined_note_keeps_the_rest_as_a_note_of_its_own():
+    store = MemoryStore()
+    *_, turn = _said(store, "My name is Lucia and I live in Seville.", "I like jazz.",
+                     "We moved to Valencia last week.")  # fmt: skip
+    assert turn.replaced.text == "My name is Lucia and I live in Seville."
+    kept = [m for m in store.live() if m.metadata.get("split_from") == turn.replaced.id]
+    assert [m.text for m in kept] == ["My name is Lucia and I live in Valencia."]
+    assert kept[0].created_at == turn.replaced.created_at  # said then: its age stays honest
+
+
+def test_news_of_another_person_touches_nothing_of_the_users():
+    store = MemoryStore()
+    *_, lars, van = _said(store, "I live in Galway.", "I own a small red van.",
+                          "My friend Lars moved to Oslo last week.",
+                          "My neighbour sold his van yesterday.")  # fmt: skip
+    assert lars.replaced is None and van.replaced is None
+    assert all(m.superseded_by is None for m in store)
+
+
+def test_news_of_another_person_replaces_the_note_that_names_them():
+    store = MemoryStore()
+    *_, moved = _said(store, "My sister Ingrid lives in Stockholm.", "I live in Uppsala.",
+                      "Ingrid moved to Malmo last month.")  # fmt: skip
+    assert moved.replaced.text == "My sister Ingrid lives in Stockholm."
+
+
+def test_an_earlier_move_stored_as_an_event_is_replaced_by_the_next_move():
+    store = MemoryStore()
+    store_event = EMBEDDER.remember(store, "In March I moved to Braga.", kind="episodic", now=NOW)
+    turn = remember_turn(store, EMBEDDER, "Then I relocated to Coimbra for my studies.", NOW + HOUR)
+    assert turn.replaced.id == store_event.id and turn.memory.kind == "semantic"
+
+
+def test_a_corrected_value_keeps_the_rest_of_the_note_with_the_new_value():
+    store = MemoryStore()
+    *_, fix = _said(store, "My office is in room 212 of the Atrium block.", "Lunch was nice.",
+                    "Sorry, it's room 221, not 212.")  # fmt: skip
+    assert fix.replaced.text.startswith("My office is in room 212")
+    texts = [m.text for m in store.live()]
+    assert "My office is in room 221 of the Atrium block." in texts
+    assert not any("212 of" in t for t in texts)
+
+
+def test_every_replacement_says_why_it_was_chosen():
+    store = MemoryStore()
+    *_, turn = _said(store, "I'm vegan.", "I've started eating eggs again.")
+    assert turn.replaced.text == "I'm vegan."
+    assert "topic diet" in turn.memory.metadata["replaces_why"]
+
+
+@pytest.mark.slow  # imports litellm
+def test_a_real_model_decides_kind_importance_and_the_replaced_note_in_one_call():
+    store = MemoryStore()
+    _said(store, "My name is Priya and I live in Leeds.", "I like jazz.")
+    reply = ('Sure: {"kind": "semantic", "importance": 7, "replaces": "m1", '
+             '"keeps": "My name is Priya"}')  # fmt: skip
+    turn = remember_turn(store, EMBEDDER, "I live in York now.", NOW + 5 * HOUR,
+                         model="gpt-4o-mini", mock_response=reply)  # fmt: skip
+    assert (turn.memory.kind, turn.memory.importance) == ("semantic", 7)
+    assert turn.replaced.id == "m1" and turn.classification.source == "model"
+    assert "My name is Priya" in [m.text for m in store.live()]
+    # an id the model was not shown replaces nothing; no kind falls back to the rules
+    other = MemoryStore()
+    _said(other, "I like jazz.")
+    wild = remember_turn(
+        other,
+        EMBEDDER,
+        "I like blues now.",
+        NOW + HOUR,
+        model="gpt-4o-mini",
+        mock_response='{"kind": "semantic", "importance": 3, "replaces": "m9"}',
+    )
+    assert wild.replaced is None and "not a note it was shown" in wild.classification.note
+    vague = remember_turn(other, EMBEDDER, "I moved to Leeds.", NOW + 2 * HOUR,
+                          model="gpt-4o-mini", mock_response="no idea")  # fmt: skip
+    assert (
+        vague.classification.source == "heuristic" and "named no kind" in vague.classification.note
+    )
