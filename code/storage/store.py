@@ -39,8 +39,11 @@ keep the links whole, so opening need not read every row).
 
 from __future__ import annotations
 
+import copy
+import json
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
+from typing import NamedTuple
 
 from base.links import link_problems
 from base.redaction import redactor
@@ -60,6 +63,22 @@ class StaleMemory(ValueError):
     def __init__(self, message: str, memory_id: str, removed: bool) -> None:
         super().__init__(message)
         self.memory_id, self.removed = memory_id, removed
+
+
+class RefusedSave(ValueError):
+    """save() refused a change no backend may keep (a broken link, a value past a limit);
+    the change is kept aside in store.refused, and the store goes on."""
+
+    def __init__(self, message: str, memory_ids: list[str]) -> None:
+        super().__init__(message)
+        self.memory_ids = memory_ids
+
+
+class Refused(NamedTuple):
+    """A change save() refused: the memory as it was refused (a copy, in no store), and why."""
+
+    memory: Memory
+    reason: str
 
 
 class DatabaseStore(MemoryStore):
@@ -83,6 +102,7 @@ class DatabaseStore(MemoryStore):
         self._saved: dict[str, tuple] = {}  # id -> the FIELDS values of its row, as last read
         self._versions: dict[str, object] = {}  # id -> its row's version then (None: unknown)
         self._dirty: dict[str, Memory] = {}  # memories assigned a field since their last save
+        self.refused: dict[str, Refused] = {}  # id -> its last change save() refused
         self._block_open = False  # inside store.transaction(): one transaction for the block
         self._writing = False  # inside a write transaction: reads lock the rows they check
         self._id_at = self.columns.index("id")
@@ -636,23 +656,36 @@ class DatabaseStore(MemoryStore):
         for memory in changed:
             self._note(memory)  # inside a block that fails, it is unsaved again
         clean = redactor()
-        rows = {m.id: self._row(m, clean) for m in changed}  # limits, redaction: before SQL
+        rows = {}
+        for memory in changed:  # limits, redaction: before SQL
+            try:
+                rows[memory.id] = self._row(memory, clean)
+            except (ValueError, TypeError) as error:  # no SQL: back to the values last read
+                raise self._set_aside([memory], error, reread=False) from None
         relinked = [
             (m, self._saved[m.id][LINK])
             for m in changed
             if any(rows[m.id][i] != self._saved[m.id][i] for i in LINKS)
         ]
-        written = {}
+        written, broken = {}, None
         try:
             with self._transaction():
                 if relinked:  # an in-place edit must not write a broken link: checked in SQL
-                    self._check_links(relinked, "save")
+                    try:
+                        self._check_links(relinked, "save")
+                    except ValueError as error:
+                        broken = error
+                        raise
                 # in id order, as supersede and remove lock: two processes saving the same
                 # memories touched in different orders would otherwise deadlock
                 for memory in sorted(changed, key=lambda m: m.id):
                     written[memory.id] = self._write(memory, rows[memory.id])
         except StaleMemory as refused:
-            self._show_current(refused)
+            self._show_current(refused.memory_id, refused.removed)
+            raise
+        except ValueError as error:
+            if error is broken:
+                raise self._set_aside([m for m, _ in relinked], error) from None
             raise
         for memory_id, saved in written.items():
             self._saved[memory_id], self._versions[memory_id] = saved, None
@@ -712,18 +745,42 @@ class DatabaseStore(MemoryStore):
             removed=False,
         )
 
-    def _show_current(self, refused: StaleMemory) -> None:
-        """After a refused save: the memory it names as the database holds it now."""
-        memory = self._memories.get(refused.memory_id)
-        fresh = None if refused.removed else self.reread(refused.memory_id)
+    def _show_current(self, memory_id: str, removed: bool = False) -> None:
+        """After a refused save: `memory_id` as the database holds it now, nothing unsaved."""
+        memory = self._memories.get(memory_id)
+        fresh = None if removed else self.reread(memory_id)
         if memory is None or fresh is None:
-            self._forget(refused.memory_id)
+            self._forget(memory_id)
             return
         for name in FIELDS:
             object.__setattr__(memory, name, getattr(fresh, name))
         memory._adopt_metadata()
         self._saved[memory.id], self._versions[memory.id] = snapshot(memory), None
         self._dirty.pop(memory.id, None)
+
+    def _set_aside(self, memories: list[Memory], error: Exception, reread=True) -> RefusedSave:
+        """A change save() must refuse: kept aside in self.refused, each memory shown as the
+        database holds it (reread), or held it when last read, so the next save, turn and
+        close() go on. The error to raise."""
+        ids = sorted({m.id for m in memories})
+        for memory in memories:
+            self.refused[memory.id] = Refused(copy.copy(memory), str(error))
+            if reread:
+                self._show_current(memory.id)
+            else:
+                for name, value in zip(FIELDS, self._saved[memory.id]):
+                    loaded = json.loads(value) if name == "metadata" else value
+                    object.__setattr__(memory, name, loaded)
+                memory._adopt_metadata()
+                self._dirty.pop(memory.id, None)
+        named = ", ".join(repr(i) for i in ids)
+        return RefusedSave(
+            f"{error}. The refused change of memory {named} is kept aside in store.refused"
+            f"[{ids[0]!r}] (the memory as it was, and this reason); here memory {named} shows "
+            f"what the {self.medium} holds again, and the other changes stay unsaved: save(), "
+            "the next turn and close() go on",
+            ids,
+        )
 
     # --- rows ----------------------------------------------------------------------------------
 

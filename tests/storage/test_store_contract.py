@@ -1062,3 +1062,44 @@ def test_word_frequencies_read_only_rows_added_since_and_recount_after_a_removal
     other.remove("m2")
     assert frequencies() == 3  # a removal: every row counted again
     default.query(store, "Who paints?")  # and the query itself works on what is counted now
+
+
+# --- a refused save never wedges the store ----------------------------------------------------
+
+
+def _relink_to_a_replaced_memory(backend, store) -> str:
+    """m2 is linked, in place, to m1, which another process has just replaced by m2: the
+    database, not this process, sees the circle m2 -> m1 -> m2."""
+    m2 = store.get("m2")
+    backend.open().supersede("m1", "m2")
+    m2.superseded_by = "m1"
+    return "m2"
+
+
+def _oversized_metadata(backend, store) -> str:
+    """70 KB of metadata written in place, past MAX_METADATA_BYTES (64 KiB)."""
+    store.get("m2").metadata["notes"] = "x" * 70_000
+    return "m2"
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+@pytest.mark.parametrize("trigger", [_relink_to_a_replaced_memory, _oversized_metadata])
+def test_a_refused_save_is_reported_set_aside_and_the_store_goes_on(backend, trigger):
+    store = backend.open()
+    EMBEDDER.remember(store, "Eric prefers Groq for the default API", now=NOW - DAY)
+    EMBEDDER.remember(store, "The team lunch is on Friday", now=NOW - DAY)
+    refused_id = trigger(backend, store)
+    with pytest.raises(ValueError, match=f"{refused_id!r}.*store.refused"):
+        store.save()
+    aside = store.refused[refused_id]  # the refused change, kept aside for the app to read
+    assert aside.memory.id == refused_id and refused_id in aside.reason
+    held = store.get(refused_id)
+    assert held.superseded_by is None and "notes" not in held.metadata  # as the database holds
+    store.get("m1").importance = 9  # a good save
+    assert store.save() == 1
+    result = chat_with_memory("which API do I prefer?", store, now=NOW, k=2, embedder=EMBEDDER)
+    assert result.reply
+    store.close()
+    reopened = backend.open()
+    assert reopened.get("m2").superseded_by is None and "notes" not in reopened.get("m2").metadata
+    assert len(reopened) >= 2
