@@ -235,17 +235,27 @@ def candidates_then_rerank(
     params = _params(store, query_embedding, now, weights, decay_rate)
     d = int(store.dimension or len(params["query"]))
     params["c"] = candidates
+    mine = (
+        f"FROM {SCHEMA}.memories WHERE user_id = (SELECT {SCHEMA}.session_user_id()) "
+        f"AND superseded_by IS NULL AND vector_dims(embedding) = {d} "
+    )
     rows = store.select(
-        f"SELECT id, seq FROM {SCHEMA}.memories "
-        f"WHERE user_id = (SELECT {SCHEMA}.session_user_id()) AND superseded_by IS NULL "
-        f"AND vector_dims(embedding) = {d} "
-        f"ORDER BY embedding::vector({d}) <=> %(q)s::vector({d}) LIMIT %(c)s",
+        f"SELECT id, seq {mine}ORDER BY embedding::vector({d}) <=> %(q)s::vector({d}) LIMIT %(c)s",
         params,
         settings={  # for this query only
             "hnsw.iterative_scan": "relaxed_order",
             "hnsw.ef_search": max(HNSW_EF_SEARCH, candidates),
         },
     )
+    if len(rows) < candidates:
+        # subtle: the index holds every user's rows; when others' lie nearer, the iterative
+        # scan stops (hnsw.max_scan_tuples) before it has found `candidates` of this user's.
+        # Then the shortlist is exact: ordered by an expression the index does not hold.
+        live = store.select(f"SELECT count(*) {mine}", params)[0][0]
+        if live > len(rows):
+            rows = store.select(
+                f"SELECT id, seq {mine}ORDER BY embedding <=> %(q)s LIMIT %(c)s", params
+            )
     ids = [memory_id for memory_id, _ in sorted(rows, key=lambda row: row[1])]
     return _rescore(store, ids, params)[:k]
 
