@@ -245,6 +245,10 @@ def candidates_then_rerank(
         settings={  # for this query only
             "hnsw.iterative_scan": "relaxed_order",
             "hnsw.ef_search": max(HNSW_EF_SEARCH, candidates),
+            # the planner has no statistics of the lab's tables (nothing of any user's rows
+            # may show in an estimate), so it would sort the user's rows instead: asked to
+            # avoid a sort, it takes the index, as this path means to
+            "enable_sort": "off",
         },
     )
     if len(rows) < candidates:
