@@ -109,7 +109,7 @@ CREATE TABLE {SCHEMA}.id_counters (
     PRIMARY KEY (user_id, prefix)
 );
 """
-USER_TABLES = ("memories", "users", "id_counters")
+USER_TABLES = ("memories", "users", "id_counters", "position_counts")
 TRUSTED_NORM = (1e-15, 1e15)  # vector lengths whose float32 squares neither under- nor overflow
 
 # subtle: every function below is SECURITY DEFINER (it runs as OWNER_ROLE) with a fixed
@@ -124,6 +124,12 @@ CREATE INDEX IF NOT EXISTS memories_untrusted ON {SCHEMA}.memories (user_id)
 CREATE TABLE IF NOT EXISTS {SCHEMA}.user_roles (   -- no grants: read by the functions only
     role_name name PRIMARY KEY,
     user_id text NOT NULL UNIQUE
+);
+CREATE TABLE IF NOT EXISTS {SCHEMA}.position_counts (  -- the hybrid's document frequencies
+    user_id text PRIMARY KEY,
+    last_seq bigint NOT NULL,                       -- the user's highest seq when counted
+    documents bigint NOT NULL,                      -- the user's rows when counted
+    counts bytea NOT NULL                           -- little-endian int32s, one a position
 );
 CREATE OR REPLACE FUNCTION {SCHEMA}.session_user_id() RETURNS text
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
@@ -548,6 +554,10 @@ def _grant(db) -> None:
     db.execute(f"GRANT SELECT, INSERT ON {SCHEMA}.users TO {USERS_ROLE}")
     db.execute(f"GRANT SELECT, INSERT ON {SCHEMA}.id_counters TO {USERS_ROLE}")
     db.execute(f"GRANT UPDATE (last_number) ON {SCHEMA}.id_counters TO {USERS_ROLE}")
+    db.execute(f"GRANT SELECT, INSERT ON {SCHEMA}.position_counts TO {USERS_ROLE}")
+    db.execute(
+        f"GRANT UPDATE (last_seq, documents, counts) ON {SCHEMA}.position_counts TO {USERS_ROLE}"
+    )
     db.execute(f"GRANT USAGE ON SEQUENCE {SCHEMA}.memories_seq_seq TO {USERS_ROLE}")
     for function in ("session_user_id()", "forget(text)"):
         db.execute(f"GRANT EXECUTE ON FUNCTION {SCHEMA}.{function} TO {USERS_ROLE}")

@@ -1035,9 +1035,7 @@ def test_a_copy_of_a_memory_has_its_own_metadata_and_pickles_as_plain_data():
 
 
 @pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
-def test_word_frequencies_read_only_rows_added_since_and_recount_after_a_removal(
-    backend, monkeypatch
-):
+def test_word_frequencies_are_kept_by_each_write_and_a_query_reads_no_row(backend, monkeypatch):
     from embeddings import hybrid
 
     default = Embedder()  # the hybrid: a query weighs its words by their rarity in the store
@@ -1055,13 +1053,36 @@ def test_word_frequencies_read_only_rows_added_since_and_recount_after_a_removal
         assert (counted.documents, counted.counts) == (fresh.documents, fresh.counts)
         return sum(1 for s in read if s is store)
 
-    assert frequencies() == 3  # the first query reads every row once
-    assert frequencies() == 0  # nothing added or removed: nothing read
+    assert frequencies() == 0  # a new store object's first query: the counts, not the rows
     default.remember(other, "Melanie ran a charity race for Rex", now=NOW)  # another client
-    assert frequencies() == 1  # only the new row
+    assert frequencies() == 0
     other.remove("m2")
-    assert frequencies() == 3  # a removal: every row counted again
+    assert frequencies() == 0
+    with pytest.raises(ValueError), other.transaction():  # a block that fails counts nothing
+        default.remember(other, "Caroline paints too", now=NOW)
+        other.remove("m1")
+        raise ValueError("changed my mind")
+    assert frequencies() == 0
+    m1 = other.get("m1")
+    m1.embedding = default.memory("x", "Melanie moved to Porto", now=NOW).embedding  # in place
+    other.save()
+    assert frequencies() == 0
     default.query(store, "Who paints?")  # and the query itself works on what is counted now
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_counts_left_out_of_step_by_a_write_that_kept_none_are_counted_again(backend):
+    default = Embedder()
+    store = backend.open()
+    for text in ["Caroline moved to Lisbon", "Melanie paints sunsets"]:
+        default.remember(store, text, now=NOW - DAY)
+    writer = backend.open()
+    writer._count = lambda *args, **kwargs: None  # as code that keeps no counts writes
+    default.remember(writer, "Caroline adopted Rex", now=NOW)
+    documents, counts = store.position_counts()
+    rows = [m.embedding for m in backend.open()]
+    assert documents == 3
+    assert counts.tolist() == [sum(1 for v in rows if v[p]) for p in range(len(rows[0]))]
 
 
 # --- a refused save never wedges the store ----------------------------------------------------
