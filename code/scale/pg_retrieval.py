@@ -33,8 +33,8 @@ nearest by similarity is never scored. benchmarks/bench_postgres.py measures its
 
 Deliberately left out: kind filters (retrieve_by_kind's half-lives are not in the SQL
 score), and embedding the query (the hybrid weighs a query's words by their rarity in
-the store: it reads every row once per store object, then only the rows added since, or
-every row again after a removal: embeddings/hybrid.py's DocumentFrequencies).
+the store: it reads them from the database's position_counts, which each write updates in
+its own transaction: storage/store.py's position_counts()).
 """
 
 from __future__ import annotations
