@@ -100,7 +100,7 @@ def numpy_top_k(matrix, norms, last, importance, query, now) -> np.ndarray:
 
 
 def measure(backend: str, n: int, turns: int, embedder, sentences, where) -> dict:
-    open_store, plain = where
+    open_store, plain = where[:2]
     store, batch = open_store(), []
     for memory in memories(n, sentences, embedder.model):
         batch.append(memory)
@@ -123,17 +123,55 @@ def measure(backend: str, n: int, turns: int, embedder, sentences, where) -> dic
         probe(query, NOW + 60 * i)
         baseline.append(time.perf_counter() - t)
     store.close()
+    per_memory = rss_in_a_new_process(backend, where)
+    return {"backend": backend, "n": n, "open": opened, "first": first, "steady": steady,
+            "baseline": statistics.median(baseline), "rss_kb": per_memory}  # fmt: skip
+
+
+def rss_in_a_new_process(backend: str, where) -> float:
+    """KB per memory that a whole-store retrieve leaves resident, in a process of its own
+    (this one's heap already holds what building the store freed, and would reuse it)."""
+    import json
+    import subprocess
+
+    target = where[2]
+    out = subprocess.run(
+        [sys.executable, __file__, "--rss", backend, target],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    return json.loads(out.strip().splitlines()[-1])["kb_per_memory"]
+
+
+def rss_only(backend: str, target: str) -> None:
+    """The child of rss_in_a_new_process: open, one whole-store retrieve, gc, RSS growth."""
+    import json
+
+    embedder = Embedder()
+    embedder.query  # noqa: B018 (the model loads before the first reading)
+    if backend == "sqlite":
+        from storage.sqlite_store import PersistentMemoryStore
+
+        def open_store():
+            return PersistentMemoryStore(target, "bench")
+    else:
+        from storage.postgres_store import PostgresMemoryStore
+
+        url, user = target.split(" ", 1)
+
+        def open_store():
+            return PostgresMemoryStore(url, user)
+
+    warm = open_store()
+    query = embedder.query(warm, QUESTIONS[0])  # the model and the counts load first
+    n = len(warm)
+    warm.close()
     gc.collect()
     before = rss_kb()
     store = open_store()
-    query = embedder.query(store, QUESTIONS[0])
     retrieve(store, query, now=NOW, k=K)
     store.save()
     gc.collect()
-    per_memory = (rss_kb() - before) / n
-    store.close()
-    return {"backend": backend, "n": n, "open": opened, "first": first, "steady": steady,
-            "baseline": statistics.median(baseline), "rss_kb": per_memory}  # fmt: skip
+    print(json.dumps({"kb_per_memory": (rss_kb() - before) / n}))
 
 
 def sqlite_where(folder: Path, n: int):
@@ -150,7 +188,7 @@ def sqlite_where(folder: Path, n: int):
         del rows
         return lambda query, now: numpy_top_k(matrix, norms, last, importance, query, now)
 
-    return (lambda: PersistentMemoryStore(path, "bench")), plain
+    return (lambda: PersistentMemoryStore(path, "bench")), plain, str(path)
 
 
 def postgres_where(server, n: int):
@@ -175,7 +213,7 @@ def postgres_where(server, n: int):
             sql, {"q": np.asarray(query, dtype=np.float32), "now": now}
         ).fetchall()
 
-    return (lambda: PostgresMemoryStore(url, user)), plain
+    return (lambda: PostgresMemoryStore(url, user)), plain, f"{url} {user}"
 
 
 def main() -> None:
@@ -183,7 +221,11 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--backends", default="sqlite,postgres")
     parser.add_argument("--turns", type=int, default=5)
+    parser.add_argument("--rss", nargs=2, metavar=("BACKEND", "TARGET"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.rss:
+        rss_only(*args.rss)
+        return
     sizes = [int(s) for s in args.sizes.split(",")]
     embedder = Embedder()  # the default: the hybrid
     sentences = pool(embedder)
