@@ -189,8 +189,19 @@ class DocumentFrequencies:
         self.counts = [0] * dims
         self.seen: dict[str, tuple] = {}  # memory id -> (the memory, its lexical positions)
         self.stamp: tuple[int, int] | None = None  # the database store's, when last counted
+        self.kept: int | None = None  # memories counted by the database (position_counts)
 
     def update(self, memories: Iterable) -> DocumentFrequencies:
+        # a database store keeps the counts itself, updated by each write (storage/store.py
+        # position_counts(): (memories, per position of the whole vector how many are
+        # non-zero)): one short read, whatever the store holds
+        kept = memories.position_counts() if hasattr(memories, "position_counts") else None
+        if kept is not None and len(kept[1]) == minilm.DIMENSIONS + self.dims:
+            self.kept, self.counts = kept[0], kept[1][minilm.DIMENSIONS :].tolist()
+            self.seen, self.stamp = {}, None
+            return self
+        if self.kept is not None:  # the database's counts until now: count from nothing
+            self.kept, self.counts = None, [0] * self.dims
         stamp = memories.rows_stamp() if hasattr(memories, "rows_stamp") else None
         if stamp is not None and self.stamp is not None:
             if stamp == self.stamp:
@@ -228,7 +239,7 @@ class DocumentFrequencies:
 
     @property
     def documents(self) -> int:
-        return len(self.seen)
+        return len(self.seen) if self.kept is None else self.kept
 
     def idf(self, position: int) -> float:
         """BM25's inverse document frequency: log(1 + (n - df + 0.5) / (df + 0.5)), > 0."""

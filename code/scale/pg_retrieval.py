@@ -33,8 +33,8 @@ nearest by similarity is never scored. benchmarks/bench_postgres.py measures its
 
 Deliberately left out: kind filters (retrieve_by_kind's half-lives are not in the SQL
 score), and embedding the query (the hybrid weighs a query's words by their rarity in
-the store: it reads every row once per store object, then only the rows added since, or
-every row again after a removal: embeddings/hybrid.py's DocumentFrequencies).
+the store: it reads them from the database's position_counts, which each write updates in
+its own transaction: storage/store.py's position_counts()).
 """
 
 from __future__ import annotations
@@ -225,17 +225,31 @@ def candidates_then_rerank(
     params = _params(store, query_embedding, now, weights, decay_rate)
     d = int(store.dimension or len(params["query"]))
     params["c"] = candidates
+    mine = (
+        f"FROM {SCHEMA}.memories WHERE user_id = (SELECT {SCHEMA}.session_user_id()) "
+        f"AND superseded_by IS NULL AND vector_dims(embedding) = {d} "
+    )
     rows = store.select(
-        f"SELECT id, seq FROM {SCHEMA}.memories "
-        f"WHERE user_id = (SELECT {SCHEMA}.session_user_id()) AND superseded_by IS NULL "
-        f"AND vector_dims(embedding) = {d} "
-        f"ORDER BY embedding::vector({d}) <=> %(q)s::vector({d}) LIMIT %(c)s",
+        f"SELECT id, seq {mine}ORDER BY embedding::vector({d}) <=> %(q)s::vector({d}) LIMIT %(c)s",
         params,
         settings={  # for this query only
             "hnsw.iterative_scan": "relaxed_order",
             "hnsw.ef_search": max(HNSW_EF_SEARCH, candidates),
+            # the planner has no statistics of the lab's tables (nothing of any user's rows
+            # may show in an estimate), so it would sort the user's rows instead: asked to
+            # avoid a sort, it takes the index, as this path means to
+            "enable_sort": "off",
         },
     )
+    if len(rows) < candidates:
+        # subtle: the index holds every user's rows; when others' lie nearer, the iterative
+        # scan stops (hnsw.max_scan_tuples) before it has found `candidates` of this user's.
+        # Then the shortlist is exact: ordered by an expression the index does not hold.
+        live = store.select(f"SELECT count(*) {mine}", params)[0][0]
+        if live > len(rows):
+            rows = store.select(
+                f"SELECT id, seq {mine}ORDER BY embedding <=> %(q)s LIMIT %(c)s", params
+            )
     ids = [memory_id for memory_id, _ in sorted(rows, key=lambda row: row[1])]
     return _rescore(store, ids, params)[:k]
 

@@ -43,6 +43,16 @@ DATABASE = "memorylab"
 PORT = 5432  # names the socket file (.s.PGSQL.5432); a TCP port only with listen=...
 START_TIMEOUT = 60  # seconds pg_ctl waits for the server to accept connections
 ANSWER_TIMEOUT = 3  # seconds running() waits for the server to answer
+# What the server is started with so that no user can exhaust what the others need
+# (docs/postgres.md, "Neighbours"): a socket that never finishes authenticating holds a
+# connection slot for authentication_timeout only; slots kept for the administrator; every
+# server-wide bound on what one session may hold (temp_file_limit is also set per role).
+SERVER_SETTINGS = {
+    "authentication_timeout": "3s",
+    "superuser_reserved_connections": "5",
+    "temp_file_limit": "1GB",
+    "max_locks_per_transaction": "64",
+}
 
 
 class ServerError(RuntimeError):
@@ -100,6 +110,7 @@ class PostgresServer:
         if not (self.data / "PG_VERSION").exists():
             self._initdb()
         options = f"-c listen_addresses='{self.listen or ''}' -k {self.directory} -p {self.port}"
+        options += "".join(f" -c {name}={value}" for name, value in SERVER_SETTINGS.items())
         log = self.directory / "server.log"
         start = ["pg_ctl", "start", "-w", "-t", str(START_TIMEOUT), "-D", str(self.data)]
         result = self._run([*start, "-l", str(log), "-o", options])

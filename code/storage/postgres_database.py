@@ -25,14 +25,18 @@ nothing of that transaction was written, except a COMMIT whose reply was lost: i
 outcome is looked up in the database (pg_xact_status of its transaction id), never
 guessed and never replayed.
 
+What no role may use is closed by install_schema (_close_shared_resources): temporary
+tables, large objects, and the planner's statistics of the lab's tables (so EXPLAIN says
+nothing of another user's rows); each role's temp_file_limit is its administrator's.
+
 Deliberately left out: reading and writing memories (storage/postgres_store.py, on the
-algorithm of storage/store.py), starting a server (storage/pg_server.py), and quotas
-(a user's role may fill the disk with its own rows).
+algorithm of storage/store.py), starting a server (storage/pg_server.py), quotas (a
+user's role may fill the disk with its own rows), and settings PostgreSQL lets any role
+raise for itself (work_mem, the timeouts): docs/postgres.md, "Neighbours on one server".
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 import secrets
 import time
@@ -43,7 +47,7 @@ SCHEMA_VERSION = 2  # in memorylab.schema_version; 1 is upgraded by install_sche
 OWNER_ROLE = "memorylab_owner"  # owns the tables; cannot log in
 USERS_ROLE = "memorylab_users"  # NOLOGIN: holds the grants every login role of the lab has
 LAB_ROLE = "memorylab_lab"  # the shared role of one trusted app: its user is a setting
-USER_ROLE_PREFIX = "memorylab_u_"  # + 24 hex digits of sha256(user id): one user's login
+USER_ROLE_PREFIX = "memorylab_u_"  # + 24 random hex digits (user_roles says whose): a login
 USER_SETTING = "memorylab.user_id"  # LAB_ROLE only: whose rows the policies show
 CONNECT_TIMEOUT = 10  # seconds
 RECONNECT_SECONDS = 30.0  # how long a lost connection is retried (server restarts take ~1 s)
@@ -52,7 +56,21 @@ USER_LIMITS = {  # what create_user sets on each user's role (an administrator m
     "statement_timeout": "60s",
     "lock_timeout": "10s",
     "idle_in_transaction_session_timeout": "60s",
+    "transaction_timeout": "120s",
+    "work_mem": "4MB",
+    "temp_file_limit": "64MB",
 }
+# subtle: of USER_LIMITS only temp_file_limit is a superuser-only setting, which a user's
+# role cannot raise; the others are the role's defaults, which its own SET changes
+# (PostgreSQL has no way to fix a user-settable parameter): docs/postgres.md says what
+# bounds them instead
+SUPERUSER_ONLY_LIMITS = ("temp_file_limit",)
+# the functions that make or grow a large object: a large object outlives its session and
+# counts against no role, so one user could fill the disk (and WAL) for everyone
+LARGE_OBJECT_WRITERS = (
+    "lo_creat(integer)", "lo_create(oid)", "lo_from_bytea(oid, bytea)", "lo_import(text)",
+    "lo_import(text, oid)", "lowrite(integer, bytea)", "lo_put(oid, bigint, bytea)",
+)  # fmt: skip
 # the columns a store changes in place (storage/rows.py's FIELDS): never user_id, id or seq
 UPDATABLE = (
     "text", "kind", "created_at", "last_accessed", "importance", "embedding",
@@ -91,7 +109,7 @@ CREATE TABLE {SCHEMA}.id_counters (
     PRIMARY KEY (user_id, prefix)
 );
 """
-USER_TABLES = ("memories", "users", "id_counters")
+USER_TABLES = ("memories", "users", "id_counters", "position_counts")
 TRUSTED_NORM = (1e-15, 1e15)  # vector lengths whose float32 squares neither under- nor overflow
 
 # subtle: every function below is SECURITY DEFINER (it runs as OWNER_ROLE) with a fixed
@@ -106,6 +124,12 @@ CREATE INDEX IF NOT EXISTS memories_untrusted ON {SCHEMA}.memories (user_id)
 CREATE TABLE IF NOT EXISTS {SCHEMA}.user_roles (   -- no grants: read by the functions only
     role_name name PRIMARY KEY,
     user_id text NOT NULL UNIQUE
+);
+CREATE TABLE IF NOT EXISTS {SCHEMA}.position_counts (  -- the hybrid's document frequencies
+    user_id text PRIMARY KEY,
+    last_seq bigint NOT NULL,                       -- the user's highest seq when counted
+    documents bigint NOT NULL,                      -- the user's rows when counted
+    counts bytea NOT NULL                           -- little-endian int32s, one a position
 );
 CREATE OR REPLACE FUNCTION {SCHEMA}.session_user_id() RETURNS text
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
@@ -474,8 +498,40 @@ def install_schema(admin_url: str, lab_password: str | None = None) -> None:
             db.execute(f"UPDATE {SCHEMA}.schema_version SET version = %s", (SCHEMA_VERSION,))
             db.execute("RESET ROLE")
             _grant(db)
+            _close_shared_resources(db)
     finally:
         db.close()
+
+
+def _close_shared_resources(db) -> None:
+    """What no role of the lab may use, because it counts against no role: temporary
+    tables (TEMP on the database) and large objects (their writing functions), both
+    revoked from PUBLIC; and every column's statistics (target 0, the gathered ones
+    deleted), so the planner's estimates say nothing of any user's rows.
+
+    Revoking a pg_catalog function takes a superuser; a database owner that is not one
+    gets the rest, and check_database's caller sees the large objects still open.
+    """
+    (database,) = db.execute("SELECT current_database()").fetchone()
+    db.execute(f'REVOKE TEMPORARY ON DATABASE "{database}" FROM PUBLIC')
+    (superuser,) = db.execute(
+        "SELECT rolsuper FROM pg_roles WHERE rolname = current_user"
+    ).fetchone()
+    if superuser:
+        for function in LARGE_OBJECT_WRITERS:
+            db.execute(f"REVOKE EXECUTE ON FUNCTION pg_catalog.{function} FROM PUBLIC")
+    for table in USER_TABLES:
+        columns = db.execute(
+            "SELECT attname FROM pg_attribute WHERE attrelid = %s::regclass AND attnum > 0 "
+            "AND NOT attisdropped AND attstattarget IS DISTINCT FROM 0",
+            (f"{SCHEMA}.{table}",),
+        ).fetchall()
+        for (column,) in columns:
+            db.execute(f'ALTER TABLE {SCHEMA}.{table} ALTER COLUMN "{column}" SET STATISTICS 0')
+        if superuser:  # gathered before: the planner would go on reading them
+            db.execute(
+                "DELETE FROM pg_statistic WHERE starelid = %s::regclass", (f"{SCHEMA}.{table}",)
+            )
 
 
 def _grant(db) -> None:
@@ -498,19 +554,32 @@ def _grant(db) -> None:
     db.execute(f"GRANT SELECT, INSERT ON {SCHEMA}.users TO {USERS_ROLE}")
     db.execute(f"GRANT SELECT, INSERT ON {SCHEMA}.id_counters TO {USERS_ROLE}")
     db.execute(f"GRANT UPDATE (last_number) ON {SCHEMA}.id_counters TO {USERS_ROLE}")
+    db.execute(f"GRANT SELECT, INSERT ON {SCHEMA}.position_counts TO {USERS_ROLE}")
+    db.execute(
+        f"GRANT UPDATE (last_seq, documents, counts) ON {SCHEMA}.position_counts TO {USERS_ROLE}"
+    )
     db.execute(f"GRANT USAGE ON SEQUENCE {SCHEMA}.memories_seq_seq TO {USERS_ROLE}")
     for function in ("session_user_id()", "forget(text)"):
         db.execute(f"GRANT EXECUTE ON FUNCTION {SCHEMA}.{function} TO {USERS_ROLE}")
 
 
-def user_role(user_id: str) -> str:
-    """The login role of `user_id`: a fixed prefix and 24 hex digits of its SHA-256.
+def user_role(admin_url_or_db, user_id: str) -> str | None:
+    """The login role of `user_id` (None if it has none), read as the administrator.
 
-    A user id may be 1,000 bytes of any text; a role name is at most 63 bytes, and every
-    role can list every role's name, which this way tells nothing about the user.
+    Role names are random (USER_ROLE_PREFIX + 24 hex digits), kept with their user in
+    user_roles, which no user's role can read: every role can list every role's name
+    (pg_roles), and a name made from the user id (a hash) could be confirmed by hashing a
+    guess.
     """
-    digest = hashlib.sha256(user_id.encode("utf-8", "surrogatepass")).hexdigest()
-    return USER_ROLE_PREFIX + digest[:24]
+    db = bare_connection(admin_url_or_db) if isinstance(admin_url_or_db, str) else admin_url_or_db
+    try:
+        row = db.execute(
+            f"SELECT role_name FROM {SCHEMA}.user_roles WHERE user_id = %s", (user_id,)
+        ).fetchone()
+    finally:
+        if db is not admin_url_or_db:
+            db.close()
+    return None if row is None else row[0]
 
 
 def create_user(admin_url: str, user_id: str, password: str | None = None, **limits) -> str:
@@ -538,7 +607,6 @@ def create_user(admin_url: str, user_id: str, password: str | None = None, **lim
     if not isinstance(count, int) or isinstance(count, bool) or count < 1:
         raise ValueError(f"connection_limit must be an int >= 1, got {count!r}")
     password = password or secrets.token_urlsafe(24)
-    role = user_role(user_id)
     db = bare_connection(admin_url)
     try:
         with db.transaction():
@@ -548,11 +616,8 @@ def create_user(admin_url: str, user_id: str, password: str | None = None, **lim
                     f"the database at {safe_url(admin_url)} holds no Memory Lab schema of "
                     f"version {SCHEMA_VERSION}: run install_schema(admin_url) first"
                 )
-            taken = db.execute(
-                f"SELECT user_id FROM {SCHEMA}.user_roles WHERE role_name = %s", (role,)
-            ).fetchone()
-            if taken is not None and taken[0] != user_id:  # two ids, one SHA-256 prefix
-                raise PostgresStoreError(f"role {role} already belongs to another user")
+            db.execute(f"LOCK TABLE {SCHEMA}.user_roles IN SHARE ROW EXCLUSIVE MODE")
+            role = user_role(db, user_id) or USER_ROLE_PREFIX + secrets.token_hex(12)
             exists = db.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone()
             verb = "ALTER" if exists else "CREATE"
             db.execute(
@@ -579,10 +644,12 @@ def create_user(admin_url: str, user_id: str, password: str | None = None, **lim
 
 def drop_user(admin_url: str, user_id: str) -> None:
     """Remove `user_id`'s login role (its memories stay). As the administrator."""
-    role = user_role(user_id)
     db = bare_connection(admin_url)
     try:
         with db.transaction():
+            role = user_role(db, user_id)
+            if role is None:
+                return
             db.execute(f"DELETE FROM {SCHEMA}.user_roles WHERE role_name = %s", (role,))
             db.execute(f'DROP ROLE IF EXISTS "{role}"')
     finally:
@@ -590,12 +657,24 @@ def drop_user(admin_url: str, user_id: str) -> None:
 
 
 def bare_connection(url: str):
+    """A psycopg connection in autocommit, or PostgresStoreError naming the cause.
+
+    A server whose slots are all taken ("too many clients already", e.g. by sockets that
+    never finish authenticating, which the server drops after its authentication_timeout)
+    is asked again with backoff, for up to CONNECT_TIMEOUT seconds.
+    """
     import psycopg
 
-    try:
-        return psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
-    except psycopg.OperationalError as error:
-        raise PostgresStoreError(_why_not_connected(url, error)) from None
+    delay, deadline = 0.05, time.monotonic() + CONNECT_TIMEOUT
+    while True:
+        try:
+            return psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
+        except psycopg.OperationalError as error:
+            full = "too many clients already" in str(error)
+            if not full or time.monotonic() + delay > deadline:
+                raise PostgresStoreError(_why_not_connected(url, error)) from None
+            time.sleep(delay)
+            delay = min(0.5, delay * 2)
 
 
 def check_database(db, url: str, user_id: str | None = None) -> None:

@@ -163,3 +163,17 @@ class PostgresMemoryStore(DatabaseStore):
         with self._db.cursor() as cursor:
             cursor.executemany(sql, rows)  # pipelined: one round trip, not one a row
             return cursor.rowcount
+
+    _has_counts: bool | None = None
+
+    def _counts_table(self, writing: bool) -> bool:
+        # install_schema makes it; a database installed before it had one counts when read
+        if self._has_counts is None:
+            (found,) = self._run(
+                "SELECT to_regclass('memorylab.position_counts') IS NOT NULL"
+            ).fetchone()
+            self._has_counts = bool(found)
+        return self._has_counts
+
+    def _vector_of(self, stored):
+        return stored.to_numpy()  # pgvector's Vector

@@ -44,6 +44,7 @@ from storage.rows import (
     row_checksum,
     sealed_row,
     to_columns,
+    unpack_vector,
 )
 from storage.sqlite_file import (
     ForeignWalError,
@@ -202,6 +203,29 @@ class PersistentMemoryStore(DatabaseStore):
 
     def _run_many(self, sql: str, rows: list[tuple]) -> int:
         return self._db.executemany(sql, rows).rowcount
+
+    def _counts_table(self, writing: bool) -> bool:
+        # made by the first write that keeps counts: a file of schema 2 without it is read
+        # as before (older code ignores the table, and its writes leave the counts stale)
+        if writing:
+            self._run(COUNTS_TABLE)
+            return True
+        return (
+            self._run("SELECT 1 FROM sqlite_master WHERE name = 'position_counts'").fetchone()
+            is not None
+        )
+
+    def _vector_of(self, stored):
+        return unpack_vector(stored, self.dimension)
+
+
+COUNTS_TABLE = """
+CREATE TABLE IF NOT EXISTS position_counts (   -- per user: memories non-zero at each position
+    user_id TEXT PRIMARY KEY,
+    last_seq INTEGER NOT NULL,                  -- the user's highest seq when counted
+    documents INTEGER NOT NULL,                 -- the user's rows when counted
+    counts BLOB NOT NULL                        -- little-endian int32s, one a position
+)"""
 
 
 def _check_path(path):

@@ -39,8 +39,11 @@ keep the links whole, so opening need not read every row).
 
 from __future__ import annotations
 
+import copy
+import json
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
+from typing import NamedTuple
 
 from base.links import link_problems
 from base.redaction import redactor
@@ -60,6 +63,22 @@ class StaleMemory(ValueError):
     def __init__(self, message: str, memory_id: str, removed: bool) -> None:
         super().__init__(message)
         self.memory_id, self.removed = memory_id, removed
+
+
+class RefusedSave(ValueError):
+    """save() refused a change no backend may keep (a broken link, a value past a limit);
+    the change is kept aside in store.refused, and the store goes on."""
+
+    def __init__(self, message: str, memory_ids: list[str]) -> None:
+        super().__init__(message)
+        self.memory_ids = memory_ids
+
+
+class Refused(NamedTuple):
+    """A change save() refused: the memory as it was refused (a copy, in no store), and why."""
+
+    memory: Memory
+    reason: str
 
 
 class DatabaseStore(MemoryStore):
@@ -83,6 +102,8 @@ class DatabaseStore(MemoryStore):
         self._saved: dict[str, tuple] = {}  # id -> the FIELDS values of its row, as last read
         self._versions: dict[str, object] = {}  # id -> its row's version then (None: unknown)
         self._dirty: dict[str, Memory] = {}  # memories assigned a field since their last save
+        self.refused: dict[str, Refused] = {}  # id -> its last change save() refused
+        self._counting: list | None = None  # this transaction's change to position_counts
         self._block_open = False  # inside store.transaction(): one transaction for the block
         self._writing = False  # inside a write transaction: reads lock the rows they check
         self._id_at = self.columns.index("id")
@@ -109,6 +130,14 @@ class DatabaseStore(MemoryStore):
     def _version_of(self, row: tuple) -> object:
         """The version of a row _new_rows made, if the dialect knows it before the INSERT."""
         return None
+
+    def _counts_table(self, writing: bool) -> bool:
+        """Whether the database has the position_counts table (SQLite makes it when writing)."""
+        return False
+
+    def _vector_of(self, stored) -> object:
+        """An embedding as stored in its column, as a sequence of numbers."""
+        return stored
 
     def _delete(self, memory_id: str) -> int:
         """DELETE this user's row `memory_id` (inside a transaction): how many rows went."""
@@ -145,15 +174,20 @@ class DatabaseStore(MemoryStore):
                 f"{self._where()} ended this block's transaction after an earlier error; "
                 "nothing more of the block is written, and the block is rolled back"
             )
+        pending = None if self._counting is None else list(self._counting)
         try:
             if nested:
                 self._run("SAVEPOINT step")  # a failed step is undone alone: the block goes on
             else:
                 self._begin(read_only)
                 self._writing = not read_only
+                self._counting = None
             yield
+            if not nested and self._counting is not None:
+                self._write_counts()  # last: every row lock this transaction takes comes first
             self._run("RELEASE SAVEPOINT step" if nested else "COMMIT")
         except BaseException as error:
+            self._counting = pending if nested else None
             if self._transaction_open():
                 with suppress(Exception):  # the first error says more than a failed rollback
                     self._run("ROLLBACK TO SAVEPOINT step" if nested else "ROLLBACK")
@@ -164,6 +198,7 @@ class DatabaseStore(MemoryStore):
         finally:
             if not nested:
                 self._writing = False
+                self._counting = None
         if not (nested or read_only):
             self._after_commit()
 
@@ -279,6 +314,127 @@ class DatabaseStore(MemoryStore):
 
     def _has_memories(self) -> bool:
         return self.dimension is not None  # the users row: set by the first memory ever
+
+    # --- position counts: the hybrid's document frequencies, kept by each write --------------
+    #
+    # position_counts holds, per user, how many of its memories have a non-zero value at
+    # each position of the embedding (int32s), and the (highest seq, row count) they were
+    # counted at. Each write adds its change in its own transaction, last (so the counts
+    # row is always the last lock a transaction takes); a reader trusts the counts only
+    # while that stamp is the user's rows_stamp(), so a write by code that kept no counts
+    # (an older release) makes them be counted again, never read wrong.
+
+    def _count(self, added=(), removed=(), rows: int | None = None) -> None:
+        """Inside a write: these embeddings were added to and removed from the user's rows."""
+        import numpy as np
+
+        if not self._counting:
+            self._counting = [0, 0]
+        delta = self._counting[0]
+        for vectors, sign in ((added, 1), (removed, -1)):
+            for start in range(0, len(vectors), BATCH):  # bounded: 1,000 vectors at a time
+                chunk = np.asarray(vectors[start : start + BATCH], dtype=np.float64)
+                if chunk.size:
+                    delta = delta + sign * np.count_nonzero(chunk, axis=0)
+        change = len(added) - len(removed) if rows is None else rows
+        self._counting = [delta, self._counting[1] + change]
+
+    def _write_counts(self) -> None:
+        """Add this transaction's change to the user's counts row (inside it, before COMMIT)."""
+        import numpy as np
+
+        delta, change = self._counting
+        self._counting = None
+        if self.dimension is None or not self._counts_table(writing=True):
+            return
+        row = self._run(
+            f"SELECT last_seq, documents, counts FROM position_counts WHERE user_id = ?"
+            f"{self.row_lock}",
+            (self.user_id,),
+        ).fetchone()
+        (last,) = self._run(
+            "SELECT COALESCE(MAX(seq), 0) FROM memories WHERE user_id = ?", (self.user_id,)
+        ).fetchone()
+        if row is None:
+            (rows,) = self._run(
+                "SELECT count(*) FROM memories WHERE user_id = ?", (self.user_id,)
+            ).fetchone()
+            if rows != change:  # rows written before counts were kept: counted when read
+                return
+            counts = np.zeros(self.dimension, dtype=np.int64) + delta
+            self._run(
+                "INSERT INTO position_counts VALUES (?, ?, ?, ?)",
+                (self.user_id, last, rows, _packed(counts)),
+            )
+            return
+        counts = np.frombuffer(bytes(row[2]), dtype="<i4").astype(np.int64)
+        if len(counts) != self.dimension:
+            return
+        self._run(
+            "UPDATE position_counts SET last_seq = ?, documents = ?, counts = ? WHERE user_id = ?",
+            (last, row[1] + change, _packed(counts + delta), self.user_id),
+        )
+
+    def position_counts(self):
+        """(how many memories, for each position of the embedding how many of them have a
+        non-zero value there) for this user, as the database keeps them; None when closed or
+        when the database keeps none (a store file opened read-only before any write).
+
+        One short read while the counts are current; counted again from the rows (one
+        pass, BATCH rows at a time) when a write made by code that kept none left them out
+        of step. What the hybrid embedding reads for its query side (embeddings/hybrid.py).
+        """
+        import numpy as np
+
+        if self._db is None or self.dimension is None:
+            return None
+        with self._transaction(read_only=True):
+            if not self._counts_table(writing=False):
+                kept = None
+            else:
+                kept = self._run(
+                    "SELECT last_seq, documents, counts FROM position_counts WHERE user_id = ?",
+                    (self.user_id,),
+                ).fetchone()
+            stamp = self._run(
+                "SELECT COALESCE(MAX(seq), 0), count(*) FROM memories WHERE user_id = ?",
+                (self.user_id,),
+            ).fetchone()
+        if kept is not None and (kept[0], kept[1]) == tuple(stamp):
+            counts = np.frombuffer(bytes(kept[2]), dtype="<i4")
+            if len(counts) == self.dimension:
+                return int(kept[1]), counts
+        return self._count_again()
+
+    def _count_again(self):
+        """Count every row of this user again and keep the counts (one write transaction)."""
+        import numpy as np
+
+        try:
+            with self._transaction():
+                if not self._counts_table(writing=True):
+                    return None
+                counts, rows, after = np.zeros(self.dimension, dtype=np.int64), 0, 0
+                while True:
+                    batch = self._run(
+                        f"SELECT seq, embedding FROM memories WHERE user_id = ? AND seq > ? "
+                        f"ORDER BY seq LIMIT {BATCH}",
+                        (self.user_id, after),
+                    ).fetchall()
+                    if not batch:
+                        break
+                    vectors = [self._vector_of(v) for _, v in batch]
+                    counts += np.count_nonzero(np.asarray(vectors, dtype=np.float64), axis=0)
+                    rows, after = rows + len(batch), batch[-1][0]
+                self._run(
+                    "INSERT INTO position_counts VALUES (?, ?, ?, ?) ON CONFLICT (user_id) DO "
+                    "UPDATE SET last_seq = excluded.last_seq, documents = excluded.documents, "
+                    "counts = excluded.counts",
+                    (self.user_id, after, rows, _packed(counts)),
+                )
+        except self.refusal:
+            return None  # a file that cannot be written: the caller counts for itself
+        return rows, counts.astype(np.int32)
 
     # --- reading: the database answers -----------------------------------------------------
 
@@ -509,7 +665,10 @@ class DatabaseStore(MemoryStore):
                         f"{self.medium} {self._where()}; remove those first, or keep it so "
                         "their superseded_by link stays valid"
                     )
-                if not self._delete(memory_id):
+                deleted = self._delete(memory_id)
+                if deleted:
+                    self._count(removed=[memory.embedding])
+                if not deleted:
                     raise StaleMemory(
                         f"memory {memory_id!r} is no longer stored in {self._where()} (another "
                         "process removed it after this store read it); nothing was changed",
@@ -636,23 +795,36 @@ class DatabaseStore(MemoryStore):
         for memory in changed:
             self._note(memory)  # inside a block that fails, it is unsaved again
         clean = redactor()
-        rows = {m.id: self._row(m, clean) for m in changed}  # limits, redaction: before SQL
+        rows = {}
+        for memory in changed:  # limits, redaction: before SQL
+            try:
+                rows[memory.id] = self._row(memory, clean)
+            except (ValueError, TypeError) as error:  # no SQL: back to the values last read
+                raise self._set_aside([memory], error, reread=False) from None
         relinked = [
             (m, self._saved[m.id][LINK])
             for m in changed
             if any(rows[m.id][i] != self._saved[m.id][i] for i in LINKS)
         ]
-        written = {}
+        written, broken = {}, None
         try:
             with self._transaction():
                 if relinked:  # an in-place edit must not write a broken link: checked in SQL
-                    self._check_links(relinked, "save")
+                    try:
+                        self._check_links(relinked, "save")
+                    except ValueError as error:
+                        broken = error
+                        raise
                 # in id order, as supersede and remove lock: two processes saving the same
                 # memories touched in different orders would otherwise deadlock
                 for memory in sorted(changed, key=lambda m: m.id):
                     written[memory.id] = self._write(memory, rows[memory.id])
         except StaleMemory as refused:
-            self._show_current(refused)
+            self._show_current(refused.memory_id, refused.removed)
+            raise
+        except ValueError as error:
+            if error is broken:
+                raise self._set_aside([m for m, _ in relinked], error) from None
             raise
         for memory_id, saved in written.items():
             self._saved[memory_id], self._versions[memory_id] = saved, None
@@ -682,6 +854,9 @@ class DatabaseStore(MemoryStore):
             )
             if cursor.rowcount != 1:
                 raise self._stale(memory.id, checked, old)
+            if "embedding" in changed:
+                self._count(added=[new[FIELDS.index("embedding")]],
+                            removed=[old[FIELDS.index("embedding")]], rows=0)  # fmt: skip
         return tuple(new[i] if name in names else old[i] for i, name in enumerate(FIELDS))
 
     def _stale(self, memory_id: str, checked: list[str], old: tuple) -> StaleMemory:
@@ -712,18 +887,42 @@ class DatabaseStore(MemoryStore):
             removed=False,
         )
 
-    def _show_current(self, refused: StaleMemory) -> None:
-        """After a refused save: the memory it names as the database holds it now."""
-        memory = self._memories.get(refused.memory_id)
-        fresh = None if refused.removed else self.reread(refused.memory_id)
+    def _show_current(self, memory_id: str, removed: bool = False) -> None:
+        """After a refused save: `memory_id` as the database holds it now, nothing unsaved."""
+        memory = self._memories.get(memory_id)
+        fresh = None if removed else self.reread(memory_id)
         if memory is None or fresh is None:
-            self._forget(refused.memory_id)
+            self._forget(memory_id)
             return
         for name in FIELDS:
             object.__setattr__(memory, name, getattr(fresh, name))
         memory._adopt_metadata()
         self._saved[memory.id], self._versions[memory.id] = snapshot(memory), None
         self._dirty.pop(memory.id, None)
+
+    def _set_aside(self, memories: list[Memory], error: Exception, reread=True) -> RefusedSave:
+        """A change save() must refuse: kept aside in self.refused, each memory shown as the
+        database holds it (reread), or held it when last read, so the next save, turn and
+        close() go on. The error to raise."""
+        ids = sorted({m.id for m in memories})
+        for memory in memories:
+            self.refused[memory.id] = Refused(copy.copy(memory), str(error))
+            if reread:
+                self._show_current(memory.id)
+            else:
+                for name, value in zip(FIELDS, self._saved[memory.id]):
+                    loaded = json.loads(value) if name == "metadata" else value
+                    object.__setattr__(memory, name, loaded)
+                memory._adopt_metadata()
+                self._dirty.pop(memory.id, None)
+        named = ", ".join(repr(i) for i in ids)
+        return RefusedSave(
+            f"{error}. The refused change of memory {named} is kept aside in store.refused"
+            f"[{ids[0]!r}] (the memory as it was, and this reason); here memory {named} shows "
+            f"what the {self.medium} holds again, and the other changes stay unsaved: save(), "
+            "the next turn and close() go on",
+            ids,
+        )
 
     # --- rows ----------------------------------------------------------------------------------
 
@@ -768,6 +967,7 @@ class DatabaseStore(MemoryStore):
                 "give it another id (store.next_id())"
             )
         self._claim_model()
+        self._count(added=[memory.embedding for memory, _ in pairs])
         for (memory, saved), row in zip(pairs, rows):
             self._saved[memory.id], self._versions[memory.id] = saved, self._version_of(row)
 
@@ -808,6 +1008,12 @@ class DatabaseStore(MemoryStore):
             f"{type(self).__name__}({self._where()!r}, user_id={self.user_id!r}, "
             f"{len(self)} memories, embedding_model={self.embedding_model!r})"
         )
+
+
+def _packed(counts) -> bytes:
+    import numpy as np
+
+    return np.asarray(counts, dtype="<i4").tobytes()
 
 
 class _Rows(Mapping):

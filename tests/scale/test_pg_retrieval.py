@@ -232,3 +232,30 @@ def test_a_recency_too_small_for_a_float_is_zero_in_sql_as_in_python():
         got = sql_rank(store, [1.0, 0.0], now, k=2, decay_rate=0.5)
         assert ranked(got) == ranked(rank_memories(store, [1.0, 0.0], now, decay_rate=0.5))
         assert (got[0].memory.id, got[0].recency) == ("m1", 0.0)
+
+
+def test_a_flood_of_another_users_rows_leaves_a_users_shortlist_unchanged():
+    """The shared index holds every user's rows; 25,000 of A's, nearer the query than any
+    of B's, exhaust pgvector's iterative scan (hnsw.max_scan_tuples, 20,000) before it
+    reaches B's: a short shortlist is then computed exactly, so B's answer stays B's."""
+    create_hnsw_index(pg_fixtures.admin_database(), 5)
+    rng = np.random.default_rng(5)
+    query = np.ones(5)
+    mine = [
+        Memory(f"m{i}", f"b {i}", created_at=NOW - DAY, importance=1 + i % 10,
+               embedding=(query + 0.3 * rng.normal(size=5)).tolist())
+        for i in range(30)
+    ]  # fmt: skip
+    with fresh_store() as b:
+        b.extend(mine)
+        before = [r.memory.id for r in candidates_then_rerank(b, query.tolist(), NOW, k=3,
+                                                               candidates=10)]  # fmt: skip
+        with fresh_store() as a:
+            a.extend(
+                Memory(f"f{i}", "flood", created_at=NOW - DAY,
+                       embedding=(query + 0.01 * rng.normal(size=5)).tolist())
+                for i in range(25_000)
+            )  # fmt: skip
+            after = candidates_then_rerank(b, query.tolist(), NOW, k=3, candidates=10)
+    assert [r.memory.id for r in after] == before
+    assert len(after) == 3 and all(r.memory.id.startswith("m") for r in after)

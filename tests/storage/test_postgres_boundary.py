@@ -114,7 +114,7 @@ def test_a_startup_option_does_not_choose_whose_rows_either(two_users):
 @pytest.mark.parametrize("role", [LAB_ROLE, USERS_ROLE, OWNER_ROLE, "b"])
 def test_set_role_to_any_other_role_is_refused(two_users, role):
     url_a, _, url_b, user_b = two_users
-    role = user_role(user_b) if role == "b" else role
+    role = user_role(pg_fixtures.admin_database(), user_b) if role == "b" else role
     with psycopg.connect(url_a, autocommit=True) as db:
         refused = attempt(db, f'SET ROLE "{role}"')
         assert isinstance(refused, DENIED), refused
@@ -179,6 +179,22 @@ def test_copy_reads_only_the_users_own_rows_and_cannot_write(two_users):
 
 def test_temporary_functions_and_tables_do_not_hijack_the_lab_functions(two_users):
     url_a, user_a, url_b, user_b = two_users
+    with psycopg.connect(url_a, autocommit=True) as db:  # no user may make temporary objects
+        assert isinstance(attempt(db, "CREATE TEMP TABLE t (x int)"), DENIED)
+    # and had an administrator granted it, they still would not hijack the lab's functions
+    admin = pg_fixtures.admin_database()
+    role_a = user_role(admin, user_a)
+    with psycopg.connect(admin, autocommit=True) as db:
+        db.execute(f'GRANT TEMPORARY ON DATABASE memorylab TO "{role_a}"')
+    try:
+        temporary_objects_hijack_nothing(url_a, user_a, user_b)
+    finally:
+        with psycopg.connect(admin, autocommit=True) as db:
+            db.execute(f'REVOKE TEMPORARY ON DATABASE memorylab FROM "{role_a}"')
+    b_is_intact(url_b, user_b)
+
+
+def temporary_objects_hijack_nothing(url_a, user_a, user_b) -> None:
     with psycopg.connect(url_a, autocommit=True) as db:
         db.execute("SET search_path = pg_temp, memorylab, public")
         db.execute(f"CREATE TEMP TABLE memories AS SELECT * FROM {SCHEMA}.memories LIMIT 0")
@@ -191,7 +207,6 @@ def test_temporary_functions_and_tables_do_not_hijack_the_lab_functions(two_user
         assert db.execute(f"SELECT {SCHEMA}.forget('m2')").fetchone() == (1,)
         assert db.execute(f"SELECT {SCHEMA}.session_user_id()").fetchone() == (user_a,)
         assert everything_a_sees(db) == {user_a}
-    b_is_intact(url_b, user_b)
 
 
 def test_statistics_show_nothing_of_another_user(two_users):
@@ -279,16 +294,17 @@ def b_is_intact_after_m5(url_b, user_b) -> None:
 @pytest.mark.parametrize("target", ["lab", "b"])
 def test_alter_role_of_another_role_is_refused(two_users, target):
     url_a, user_a, url_b, user_b = two_users
-    role = LAB_ROLE if target == "lab" else user_role(user_b)
+    role = LAB_ROLE if target == "lab" else user_role(pg_fixtures.admin_database(), user_b)
+    own = user_role(pg_fixtures.admin_database(), user_a)
     with psycopg.connect(url_a, autocommit=True) as db:
         for statement in (
             f"ALTER ROLE \"{role}\" PASSWORD 'taken'",
             f'ALTER ROLE "{role}" SET statement_timeout = 1',
             f'ALTER ROLE "{role}" CONNECTION LIMIT 0',
             f'ALTER ROLE "{role}" NOLOGIN',
-            f'ALTER ROLE "{user_role(user_a)}" CONNECTION LIMIT 100',  # not even its own
-            f'ALTER ROLE "{user_role(user_a)}" BYPASSRLS',
-            f'GRANT "{user_role(user_a)}" TO "{role}"',
+            f'ALTER ROLE "{own}" CONNECTION LIMIT 100',  # not even its own
+            f'ALTER ROLE "{own}" BYPASSRLS',
+            f'GRANT "{own}" TO "{role}"',
             f'DROP ROLE "{role}"',
         ):
             assert isinstance(attempt(db, statement), DENIED), statement

@@ -1035,9 +1035,7 @@ def test_a_copy_of_a_memory_has_its_own_metadata_and_pickles_as_plain_data():
 
 
 @pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
-def test_word_frequencies_read_only_rows_added_since_and_recount_after_a_removal(
-    backend, monkeypatch
-):
+def test_word_frequencies_are_kept_by_each_write_and_a_query_reads_no_row(backend, monkeypatch):
     from embeddings import hybrid
 
     default = Embedder()  # the hybrid: a query weighs its words by their rarity in the store
@@ -1055,10 +1053,74 @@ def test_word_frequencies_read_only_rows_added_since_and_recount_after_a_removal
         assert (counted.documents, counted.counts) == (fresh.documents, fresh.counts)
         return sum(1 for s in read if s is store)
 
-    assert frequencies() == 3  # the first query reads every row once
-    assert frequencies() == 0  # nothing added or removed: nothing read
+    assert frequencies() == 0  # a new store object's first query: the counts, not the rows
     default.remember(other, "Melanie ran a charity race for Rex", now=NOW)  # another client
-    assert frequencies() == 1  # only the new row
+    assert frequencies() == 0
     other.remove("m2")
-    assert frequencies() == 3  # a removal: every row counted again
+    assert frequencies() == 0
+    with pytest.raises(ValueError), other.transaction():  # a block that fails counts nothing
+        default.remember(other, "Caroline paints too", now=NOW)
+        other.remove("m1")
+        raise ValueError("changed my mind")
+    assert frequencies() == 0
+    m1 = other.get("m1")
+    m1.embedding = default.memory("x", "Melanie moved to Porto", now=NOW).embedding  # in place
+    other.save()
+    assert frequencies() == 0
     default.query(store, "Who paints?")  # and the query itself works on what is counted now
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+def test_counts_left_out_of_step_by_a_write_that_kept_none_are_counted_again(backend):
+    default = Embedder()
+    store = backend.open()
+    for text in ["Caroline moved to Lisbon", "Melanie paints sunsets"]:
+        default.remember(store, text, now=NOW - DAY)
+    writer = backend.open()
+    writer._count = lambda *args, **kwargs: None  # as code that keeps no counts writes
+    default.remember(writer, "Caroline adopted Rex", now=NOW)
+    documents, counts = store.position_counts()
+    rows = [m.embedding for m in backend.open()]
+    assert documents == 3
+    assert counts.tolist() == [sum(1 for v in rows if v[p]) for p in range(len(rows[0]))]
+
+
+# --- a refused save never wedges the store ----------------------------------------------------
+
+
+def _relink_to_a_replaced_memory(backend, store) -> str:
+    """m2 is linked, in place, to m1, which another process has just replaced by m2: the
+    database, not this process, sees the circle m2 -> m1 -> m2."""
+    m2 = store.get("m2")
+    backend.open().supersede("m1", "m2")
+    m2.superseded_by = "m1"
+    return "m2"
+
+
+def _oversized_metadata(backend, store) -> str:
+    """70 KB of metadata written in place, past MAX_METADATA_BYTES (64 KiB)."""
+    store.get("m2").metadata["notes"] = "x" * 70_000
+    return "m2"
+
+
+@pytest.mark.parametrize("backend", PERSISTENT, indirect=True)
+@pytest.mark.parametrize("trigger", [_relink_to_a_replaced_memory, _oversized_metadata])
+def test_a_refused_save_is_reported_set_aside_and_the_store_goes_on(backend, trigger):
+    store = backend.open()
+    EMBEDDER.remember(store, "Eric prefers Groq for the default API", now=NOW - DAY)
+    EMBEDDER.remember(store, "The team lunch is on Friday", now=NOW - DAY)
+    refused_id = trigger(backend, store)
+    with pytest.raises(ValueError, match=f"{refused_id!r}.*store.refused"):
+        store.save()
+    aside = store.refused[refused_id]  # the refused change, kept aside for the app to read
+    assert aside.memory.id == refused_id and refused_id in aside.reason
+    held = store.get(refused_id)
+    assert held.superseded_by is None and "notes" not in held.metadata  # as the database holds
+    store.get("m1").importance = 9  # a good save
+    assert store.save() == 1
+    result = chat_with_memory("which API do I prefer?", store, now=NOW, k=2, embedder=EMBEDDER)
+    assert result.reply
+    store.close()
+    reopened = backend.open()
+    assert reopened.get("m2").superseded_by is None and "notes" not in reopened.get("m2").metadata
+    assert len(reopened) >= 2
