@@ -5,10 +5,16 @@
     retriever  the functions of retriever.py (Milestone 4 and retrieve_by_kind of 5): the
                learner's retriever.py on the instructor's reference scoring, so a scoring
                mistake costs only its own milestone (and retriever code cannot patch the
-               scoring graded in the first run: that ran in another process)
+               scoring graded in the first run: that ran in another process). The
+               reference is never in that sandbox: its scoring is a proxy the trusted
+               parent answers for the case's own memories (grading/oracle.py)
     hint       the retriever's public checks on the learner's own scoring, only for the
                feedback: when it changes the retriever's answers, it says which milestone
                to fix first
+
+Every cell's inputs, hidden ones too, are drawn afresh for each grading from a secret
+the sandbox never sees (grading/fresh.py): an input carried out by a side channel says
+nothing about the next grading or a classmate's.
 
 Each is run twice, public cells first, then hidden cells in a fresh worker of their own:
 whatever the learner's code learns from a hidden input dies with that worker, before any
@@ -35,7 +41,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grading.fresh import fresh_cells, seeded
-from grading.layout import LEARNER_FILES, REGISTRY, ROOT
+from grading.layout import LEARNER_FILES, REGISTRY
+from grading.oracle import Oracle
 from grading.sandbox import Worker
 from grading.verdict import CELLS, Files, Outcome, failure, run_cell
 
@@ -192,7 +199,10 @@ def collect(submission: Path) -> Collected:
 
 
 def stage(collected: Collected, folder: Path) -> dict[str, Path]:
-    """folder/{own,reference}/: the run folders, each world-readable ({} when none)."""
+    """folder/{own,reference}/: the run folders, each world-readable ({} when none).
+
+    reference/ holds the learner's retriever.py alone: its scoring is the parent's proxy.
+    """
     if not collected.found:
         return {}
     own, reference = folder / "own", folder / "reference"
@@ -204,13 +214,15 @@ def stage(collected: Collected, folder: Path) -> dict[str, Path]:
         (own / name).chmod(0o644)
     if (own / "retriever.py").is_file():
         shutil.copy2(own / "retriever.py", reference / "retriever.py")
-    shutil.copy2(ROOT / "code" / "scoring.py", reference / "scoring.py")
-    (reference / "scoring.py").chmod(0o644)
     return {"own": own, "reference": reference}
 
 
-def run(cells, folder: Path, modules: list[str], files: Files, budget: Budget, stop_early=True):
-    """Outcomes of `cells` from fresh workers over `folder`; a new worker after one dies."""
+def run(cells, folder: Path, modules: list[str], files: Files, budget: Budget, stop_early=True,
+        proxy=False):  # fmt: skip
+    """Outcomes of `cells` from fresh workers over `folder`; a new worker after one dies.
+
+    `proxy`: the workers' scoring is the reference, answered here for each case (Oracle).
+    """
     outcomes, worker = [], None
     try:
         for cell in cells:
@@ -225,14 +237,17 @@ def run(cells, folder: Path, modules: list[str], files: Files, budget: Budget, s
                 if worker is not None:
                     worker.__exit__()
                 worker = Worker(folder, modules, budget.slot, budget.isolated,
-                                deadline=budget.deadline)  # fmt: skip
+                                deadline=budget.deadline, proxy=proxy)  # fmt: skip
             hello = worker.hello or {}
             if "import_error" in hello:
                 outcome = Outcome(cell)
                 outcome.message = import_message(hello, cell.function, folder, files)
                 outcomes.append(outcome)
                 continue
-            outcomes.append(run_cell(cell, worker.ask, files, stop_early))
+            ask = worker.ask
+            if proxy:
+                ask = lambda request, worker=worker: worker.ask(request, Oracle(request).answer)  # noqa: E731
+            outcomes.append(run_cell(cell, ask, files, stop_early))
     finally:
         if worker is not None:
             worker.__exit__()
@@ -334,14 +349,14 @@ def runs(cells, folders: dict[str, Path], budget: Budget) -> tuple[list[Outcome]
 
     both = ["scoring", "retriever"]
     scoring = run(part("scoring", False), own, ["scoring"], mine, budget)
-    retriever = run(part("retriever", False), reference, both, theirs, budget)
+    retriever = run(part("retriever", False), reference, ["retriever"], theirs, budget, proxy=True)
     hint_text, with_own, public_retriever = "", None, list(retriever)
     if any(o.score == 0 for o in scoring) and any(o.score for o in retriever):
         public = part("retriever", False)
         with_own = run(public, own, both, mine, budget, stop_early=False)
     public_scoring = list(scoring)
     scoring += run(part("scoring", True), own, ["scoring"], mine, budget)
-    retriever += run(part("retriever", True), reference, both, theirs, budget)
+    retriever += run(part("retriever", True), reference, ["retriever"], theirs, budget, proxy=True)
     if with_own is not None:
         hint_text = hint(with_own, public_retriever, public_scoring, retriever)
     order = {cell.id: index for index, cell in enumerate(cells)}
