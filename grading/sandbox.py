@@ -29,6 +29,7 @@ import fcntl
 import json
 import os
 import selectors
+import shlex
 import shutil
 import signal
 import subprocess
@@ -125,8 +126,9 @@ def _bind(source: str, target: str, made: set[str]) -> list[str]:
     return [*args, "--ro-bind", source, target]
 
 
-def command(learner: Path, config: dict, filter_fd: int) -> list[str]:
-    """The bwrap command line for one worker; `filter_fd` holds its seccomp program."""
+def command(learner: Path, config: dict, filter_fd: int, start_fd: int = -1) -> list[str]:
+    """The bwrap command line for one worker; `filter_fd` holds its seccomp program and
+    `start_fd` the script that starts it (start_script), bound as /grader/start."""
     # subtle: the small /tmp comes before every bind, so that an interpreter, a virtual
     # environment or a checkout that lives under /tmp (a CI clone) is bound on top of it
     # instead of hidden beneath it
@@ -143,6 +145,7 @@ def command(learner: Path, config: dict, filter_fd: int) -> list[str]:
     for name in PROVIDED:
         args += _bind(str(ROOT / "code" / name), f"/provided/{name}", made)
     args += _bind(str(learner), "/learner", made)
+    args += ["--perms", "0644", "--ro-bind-data", str(start_fd), "/grader/start"]
     args += ["--dev", "/dev", "--remount-ro", "/dev", "--proc", "/proc"]
     args += ["--remount-ro", "/"]  # last: bwrap's root tmpfs, once every folder is made
     args += ["--seccomp", str(filter_fd)]
@@ -154,8 +157,27 @@ def command(learner: Path, config: dict, filter_fd: int) -> list[str]:
         args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
     else:
         args += ["--unshare-user"]
-    args += ["--chdir", "/learner", "--", sys.executable, "-I", "-B", "/grader/worker.py"]
-    return [*args, json.dumps({**config, "learner": "/learner", "provided": "/provided"})]
+    return [*args, "--chdir", "/learner", "--", "/bin/sh", "/grader/start"]
+
+
+def start_script(config: dict) -> bytes:
+    """The shell line that becomes the worker: the interpreter's path and the config.
+
+    subtle: bwrap's first process is the sandbox's pid 1, and any process there can read
+    its command line; so that line is only `bwrap --args FD -- /bin/sh /grader/start`
+    (tucked), and the interpreter's host path and the config are in this script.
+    """
+    config = {**config, "learner": "/learner", "provided": "/provided"}
+    line = [sys.executable, "-I", "-B", "/grader/worker.py", json.dumps(config)]
+    return ("exec " + " ".join(shlex.quote(part) for part in line) + "\n").encode()
+
+
+def tucked(argv: list[str]) -> tuple[list[str], int]:
+    """`argv` with bwrap's options moved into a file descriptor (`--args FD`): the options
+    name the grader's host paths, and pid 1 of the sandbox shows its command line."""
+    split = argv.index("--")
+    fd = seccomp.memfd("".join(f"{arg}\0" for arg in argv[1:split]).encode())
+    return [argv[0], "--args", str(fd), *argv[split:]], fd
 
 
 def probe() -> None:
@@ -260,11 +282,14 @@ class Worker:
             except OSError as error:
                 raise SandboxMissing(f"{error}; pass --no-isolation to grade unfiltered") from None
             filter_fd = seccomp.memfd(program)
-            fds = (filter_fd,)
+            start_fd = seccomp.memfd(start_script(config))
+            fds = (filter_fd, start_fd)
             try:
-                argv = command(learner, config, filter_fd)  # raises SandboxMissing without bwrap
+                argv, args_fd = tucked(command(learner, config, filter_fd, start_fd))
+                fds = (*fds, args_fd)
             except BaseException:
-                os.close(filter_fd)
+                for fd in fds:
+                    os.close(fd)
                 raise
             env = {}
         else:  # the same worker, as a plain child: for machines without bubblewrap
