@@ -28,7 +28,6 @@ import types
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-LEARNER_FILES = ("scoring.py", "retriever.py")
 SCORING = (
     "recency_score",
     "importance_score",
@@ -52,15 +51,16 @@ def limit(config: dict) -> None:
 
 
 def where(error: BaseException) -> dict:
-    """The learner file and line an exception came from (the parent reads the line)."""
+    """The learner file (or own module) and line an exception came from (the parent reads
+    the line, from its own copy, and only of a file it staged)."""
     found = {"file": None, "line": None}
     if isinstance(error, SyntaxError) and error.filename:
         name = os.path.basename(error.filename)
-        if name in LEARNER_FILES:
+        if name.endswith(".py"):
             return {"file": name, "line": error.lineno}
     for frame in traceback.extract_tb(error.__traceback__):
         name = os.path.basename(frame.filename or "")
-        if name in LEARNER_FILES and os.path.dirname(frame.filename) == LEARNER:
+        if name.endswith(".py") and os.path.dirname(frame.filename) == LEARNER:
             found = {"file": name, "line": frame.lineno}
     return found
 
