@@ -127,6 +127,10 @@ c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 
+# Feedback pages are the sandbox's, written by `python -m grading autograde`: nbgrader
+# generate_feedback and the formgrader's Generate Feedback button refuse, naming it.
+c.GenerateFeedback.exporter_class = "grading.preprocessors.SandboxedFeedbackOnly"
+
 # Feedback shows what failed and the likely mistake, never the hidden checks' code.
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",

@@ -1,13 +1,17 @@
-"""Fresh inputs for the public graded cells: drawn per submission, judged by the reference.
+"""Fresh inputs for every graded cell: drawn per grading, judged by the reference.
 
 The student edition ships its public checks with their inputs and answers, so a table of
 those answers would pass them without computing anything. The grader keeps each public
 case's shape (the same function and kind of input: an hour ago, a future access, a zero
-vector, unequal weights, a superseded memory, a tie) and draws new numbers for it, seeded
-by the assignment, the student id and the submitted files (the same submission always
-gets the same inputs), then computes the expected value here, in the trusted parent,
+vector, unequal weights, a superseded memory, a tie) and draws new numbers for it, from a
+secret drawn for this grading alone (os.urandom: the sandbox never sees it, and two
+gradings of one submission get different inputs), then computes the expected value here,
+in the trusted parent,
 with the instructor's reference solution. A draw must keep the cell's power: every known
 mistake the notebook's own cases catch must still be caught, or it is drawn again.
+Hidden cells are drawn the same way from the instructor's cases: whatever a learner's
+code carries out of a sandbox (a side channel: the page cache, timing) is an input of a
+grading that is over, and says nothing of the next one or a classmate's.
 
 Stores (Milestones 4 and 5) keep their scores: vectors are turned by a random rotation
 (cosines unchanged) and rounded to 4 decimals, memories renamed and shuffled. The
@@ -15,10 +19,10 @@ expected ranking is the reference's on the new store; what each named mistake re
 there comes from `mistaken`, a ranker with that mistake switched on. A draw with two
 different scores closer than 1e-4 is refused, so float32 and float64 rank alike.
 
-    rng = seeded("ana", [scoring_bytes, retriever_bytes])
-    cells = fresh_cells(CELLS, rng)      # hidden cells unchanged: their inputs never show
+    rng = seeded("ana", [scoring_bytes, retriever_bytes])   # a fresh secret each call
+    cells = fresh_cells(CELLS, rng)      # hidden cells too: their inputs never show
 
-Deliberately left out: the hidden cells (the instructor's own inputs, never shown).
+Deliberately left out: keeping the secret (a grading needs it only while it draws).
 """
 
 from __future__ import annotations
@@ -27,9 +31,11 @@ import dataclasses
 import hashlib
 import itertools
 import math
+import os
 import random
 import sys
 from collections.abc import Callable, Iterable
+from datetime import datetime, timedelta
 
 from grading.layout import ASSIGNMENT, ROOT
 
@@ -64,21 +70,27 @@ VARIANTS = {  # a scenario's named mistake -> the switch that makes `mistaken` c
 NAMES = [f"{letter}{digit}" for letter in "abcdefghjkmnpqrstuvwxyz" for digit in range(1, 10)]
 
 
-def seeded(student: str, files: Iterable[bytes]) -> random.Random:
-    """The generator of one submission's inputs: the same files, the same draw."""
-    digest = hashlib.sha256(f"{ASSIGNMENT}\0{student}\0".encode())
+SECRET_BYTES = 32
+
+
+def seeded(student: str, files: Iterable[bytes], secret: bytes | None = None) -> random.Random:
+    """The generator of one grading's inputs: a fresh secret unless one is given (tests).
+
+    The same secret, student and files give the same draw; no secret (grading) gives a
+    new one each time, from os.urandom, held only by the trusted parent.
+    """
+    secret = os.urandom(SECRET_BYTES) if secret is None else secret
+    digest = hashlib.sha256(secret + f"\0{ASSIGNMENT}\0{student}\0".encode())
     for data in files:
         digest.update(len(data).to_bytes(8, "big") + data)
     return random.Random(digest.digest())
 
 
 def fresh_cells(cells: list[Cell], rng: random.Random) -> list[Cell]:
-    """The cells with new public cases; hidden cells as they are."""
+    """The cells with new cases, hidden ones too (each keeps its power, or its own cases)."""
     drawn = []
     for cell in cells:
-        if cell.hidden:
-            drawn.append(cell)
-        elif cell.function in NUMBERS:
+        if cell.function in NUMBERS:
             drawn.append(dataclasses.replace(cell, cases=_numbers(cell, rng)))
         else:
             cases = [_store(cell, scenario, rng) for scenario in cell.cases]
@@ -94,8 +106,9 @@ def _numbers(cell: Cell, rng: random.Random) -> list[Case]:
     caught = {label for label, model in models if _catches(model, cell.cases)}
     for _ in range(DRAWS):
         cases = []
+        draw = (HIDDEN if cell.hidden else NUMBERS)[cell.function]
         for case in cell.cases:
-            args, kwargs, call = NUMBERS[cell.function](case, rng)
+            args, kwargs, call = draw(case, rng)
             expected = getattr(reference, cell.function)(*args, **kwargs)
             shown = float(f"{expected:.12g}")  # 1.46, not 1.4600000000000002: well within 1e-6
             cases.append(Case(tuple(args), shown, kwargs, call))
@@ -221,6 +234,73 @@ def _kind_recency(case: Case, rng: random.Random):
     return (NOW, NOW - hours * HOUR, kind), kwargs, call
 
 
+# Hidden cases keep more of the instructor's shape: a datetime stays a datetime, a vector's
+# extremes stay extreme (its coordinates are permuted, signs flipped and it is rescaled,
+# which keeps the cosine's case), a rate or a weight moves only around its own value.
+
+
+def _moved(value: float, rng: random.Random, digits: int = 3) -> float:
+    """`value` moved by up to 30% (0 stays 0, the sign stays)."""
+    return round(value * rng.uniform(0.7, 1.3), digits) if value else value
+
+
+def _times(now, last_accessed, rng: random.Random):
+    """(now, a last access about as many hours before it), as datetimes if they were."""
+    if isinstance(now, datetime):
+        hours = _hours((now - last_accessed).total_seconds() / HOUR, rng)
+        return now, now - timedelta(hours=hours)
+    return now, now - _hours((now - last_accessed) / HOUR, rng) * HOUR
+
+
+def _hidden_recency(case: Case, rng: random.Random):
+    kwargs = dict(case.kwargs)
+    rate = kwargs.get("decay_rate")
+    if rate is not None and rate != 1.0:
+        kwargs["decay_rate"] = round(min(0.9999, rate ** rng.uniform(0.8, 1.25)), 6)
+    return _times(*case.args[:2], rng), kwargs, ""
+
+
+def _hidden_importance(case: Case, rng: random.Random):
+    return _importance(case, rng)[0], {}, ""
+
+
+def _hidden_relevance(case: Case, rng: random.Random):
+    query, memory = (list(v) for v in case.args)
+    order = rng.sample(range(len(query)), len(query)) if len(query) == len(memory) else None
+    signs = [rng.choice((-1.0, 1.0)) for _ in query]
+    if order is not None:
+        query = [signs[i] * query[j] for i, j in enumerate(order)]
+        memory = [signs[i] * memory[j] for i, j in enumerate(order)]
+    scale = 2.0 ** rng.randint(-2, 2), 2.0 ** rng.randint(-2, 2)  # exact in binary
+    return ([v * scale[0] for v in query], [v * scale[1] for v in memory]), {}, ""
+
+
+def _hidden_retrieval(case: Case, rng: random.Random):
+    signals = [_moved(v, rng) for v in case.args]
+    kwargs = dict(case.kwargs)
+    weights = kwargs.get("weights")
+    if weights is not None and len(set(weights)) > 1:  # equal weights stay equal
+        kwargs["weights"] = tuple(_moved(w, rng, 2) for w in weights)
+    return tuple(signals), kwargs, ""
+
+
+def _hidden_kind_recency(case: Case, rng: random.Random):
+    now, last_accessed, kind = case.args
+    kwargs = {}
+    if "half_lives" in case.kwargs:
+        kwargs["half_lives"] = {k: v if v == math.inf else _moved(v, rng, 1)
+                                for k, v in case.kwargs["half_lives"].items()}  # fmt: skip
+    return (*_times(now, last_accessed, rng), kind), kwargs, ""
+
+
+HIDDEN = {
+    "recency_score": _hidden_recency,
+    "importance_score": _hidden_importance,
+    "relevance_score": _hidden_relevance,
+    "retrieval_score": _hidden_retrieval,
+    "kind_recency_score": _hidden_kind_recency,
+}
+
 NUMBERS = {
     "recency_score": _recency,
     "importance_score": _importance,
@@ -287,7 +367,11 @@ def _redraw(scenario, rng: random.Random):
         at = 2 if kinds else 1  # where the embedding sits in the row
         by = row[-1] and names[row[-1]]
         rows.append((names[row[0]], *row[1:at], turn(row[at]), *row[at + 1 : -1], by))
+    replaced = [row for row in rows if row[-1]]  # in the order the store supersedes them
     rng.shuffle(rows)
+    slots = [i for i, row in enumerate(rows) if row[-1]]
+    for i, row in zip(slots, replaced):  # subtle: a chain a -> b -> c is applied in order
+        rows[i] = row
     return dataclasses.replace(scenario, rows=tuple(rows), query=turn(scenario.query))
 
 

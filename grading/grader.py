@@ -5,10 +5,16 @@
     retriever  the functions of retriever.py (Milestone 4 and retrieve_by_kind of 5): the
                learner's retriever.py on the instructor's reference scoring, so a scoring
                mistake costs only its own milestone (and retriever code cannot patch the
-               scoring graded in the first run: that ran in another process)
+               scoring graded in the first run: that ran in another process). The
+               reference is never in that sandbox: its scoring is a proxy the trusted
+               parent answers for the case's own memories (grading/oracle.py)
     hint       the retriever's public checks on the learner's own scoring, only for the
                feedback: when it changes the retriever's answers, it says which milestone
                to fix first
+
+Every cell's inputs, hidden ones too, are drawn afresh for each grading from a secret
+the sandbox never sees (grading/fresh.py): an input carried out by a side channel says
+nothing about the next grading or a classmate's.
 
 Each is run twice, public cells first, then hidden cells in a fresh worker of their own:
 whatever the learner's code learns from a hidden input dies with that worker, before any
@@ -16,7 +22,11 @@ later answer can show it. All the runs of one submission share one time budget
 (SUBMISSION_SECONDS); cells left when it is spent score 0, and the table says so.
 
 Collecting follows nothing: a file is read only if it is a regular file (no symlink,
-device or fifo), under the size cap, in a code/ folder that is itself no symlink. What
+device or fifo), under the size cap, in a code/ folder that is itself no symlink. Beside
+the two learner files, every other module of the learner's own at the top of code/ (a
+`mymath.py` that scoring.py imports) is collected and staged read-only next to them, so
+honest helpers cost nothing; a file named like a module the course provides is not (the
+sandbox's read-only copy of the course's own is imported instead). What
 is collected (bytes and notes) is all a grader needs, so it can travel to another
 machine (grading/queue.py) and be graded there exactly as here.
 
@@ -27,6 +37,7 @@ and every sandbox is gone).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -35,11 +46,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grading.fresh import fresh_cells, seeded
-from grading.layout import LEARNER_FILES, REGISTRY, ROOT
-from grading.sandbox import Worker
+from grading.layout import LEARNER_FILES, REGISTRY
+from grading.oracle import Oracle
+from grading.sandbox import PROVIDED, Worker
 from grading.verdict import CELLS, Files, Outcome, failure, run_cell
 
 MAX_BYTES = 256 << 10  # a learner file; the reference is about 9 KB
+MAX_HELPERS = 16  # the learner's own modules staged beside the two learner files, at most
+HELPER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\.py")  # an importable module's file name
 SUBMISSION_SECONDS = 60.0  # wall clock for all the runs of one submission (honest: < 1 s)
 MODULE = {name: row.module for name, row in REGISTRY.MILESTONES.items()}  # function -> file
 
@@ -160,6 +174,25 @@ def copy_regular(source: Path, target: Path) -> str | None:
     return None
 
 
+LEARNER_NAMES = tuple(Path(name).name for name in LEARNER_FILES)  # scoring.py, retriever.py
+COURSE_NAMES = {Path(name).stem for name in PROVIDED} | {"scoring", "retriever"}
+
+
+def helpers(code: Path) -> list[str]:
+    """The learner's own modules at the top of `code/`: every .py the course does not ship."""
+    names = []
+    for entry in sorted(os.listdir(code)):
+        if HELPER.fullmatch(entry) and not entry.startswith("__"):
+            if Path(entry).stem not in COURSE_NAMES:
+                names.append(entry)
+    return names
+
+
+def is_helper(name: str) -> bool:
+    """Whether `name` may be staged as a learner's own module (a queue's row is data)."""
+    return bool(HELPER.fullmatch(name)) and Path(name).stem not in COURSE_NAMES
+
+
 @dataclass
 class Collected:
     """What is graded of one submission: its learner files' bytes and the notes on them.
@@ -170,7 +203,7 @@ class Collected:
 
     student: str
     notes: list[str]  # which code/ folder was graded, or why none; each refused file
-    files: dict[str, bytes] = field(default_factory=dict)  # "scoring.py": its bytes
+    files: dict[str, bytes] = field(default_factory=dict)  # "scoring.py": its bytes; helpers
     found: bool = True  # False: no code/ folder to grade (notes[0] says why)
     folder: Path | None = None  # what was handed in (notebooks, timestamp.txt, secret)
 
@@ -188,11 +221,25 @@ def collect(submission: Path) -> Collected:
                 collected.notes.append(note)
             else:
                 collected.files[name] = target.read_bytes()
+        own = helpers(code)
+        if len(own) > MAX_HELPERS:
+            collected.notes.append(f"only the first {MAX_HELPERS} of your own modules in "
+                                   f"code/ were staged ({len(own)} found)")  # fmt: skip
+        for name in own[:MAX_HELPERS]:
+            target = Path(scratch) / name
+            if note := copy_regular(code / name, target):
+                collected.notes.append(note)
+            else:
+                collected.files[name] = target.read_bytes()
     return collected
 
 
 def stage(collected: Collected, folder: Path) -> dict[str, Path]:
-    """folder/{own,reference}/: the run folders, each world-readable ({} when none)."""
+    """folder/{own,reference}/: the run folders, each world-readable ({} when none).
+
+    reference/ holds the learner's retriever.py and own modules: its scoring is the
+    parent's proxy. A name that is no learner file and no helper is never written.
+    """
     if not collected.found:
         return {}
     own, reference = folder / "own", folder / "reference"
@@ -200,17 +247,21 @@ def stage(collected: Collected, folder: Path) -> dict[str, Path]:
         run.mkdir()
         run.chmod(0o755)
     for name, data in collected.files.items():
+        if name not in LEARNER_NAMES and not is_helper(name):
+            continue
         (own / name).write_bytes(data)
         (own / name).chmod(0o644)
-    if (own / "retriever.py").is_file():
-        shutil.copy2(own / "retriever.py", reference / "retriever.py")
-    shutil.copy2(ROOT / "code" / "scoring.py", reference / "scoring.py")
-    (reference / "scoring.py").chmod(0o644)
+        if name != "scoring.py":
+            shutil.copy2(own / name, reference / name)
     return {"own": own, "reference": reference}
 
 
-def run(cells, folder: Path, modules: list[str], files: Files, budget: Budget, stop_early=True):
-    """Outcomes of `cells` from fresh workers over `folder`; a new worker after one dies."""
+def run(cells, folder: Path, modules: list[str], files: Files, budget: Budget, stop_early=True,
+        proxy=False):  # fmt: skip
+    """Outcomes of `cells` from fresh workers over `folder`; a new worker after one dies.
+
+    `proxy`: the workers' scoring is the reference, answered here for each case (Oracle).
+    """
     outcomes, worker = [], None
     try:
         for cell in cells:
@@ -225,14 +276,17 @@ def run(cells, folder: Path, modules: list[str], files: Files, budget: Budget, s
                 if worker is not None:
                     worker.__exit__()
                 worker = Worker(folder, modules, budget.slot, budget.isolated,
-                                deadline=budget.deadline)  # fmt: skip
+                                deadline=budget.deadline, proxy=proxy)  # fmt: skip
             hello = worker.hello or {}
             if "import_error" in hello:
                 outcome = Outcome(cell)
                 outcome.message = import_message(hello, cell.function, folder, files)
                 outcomes.append(outcome)
                 continue
-            outcomes.append(run_cell(cell, worker.ask, files, stop_early))
+            ask = worker.ask
+            if proxy:
+                ask = lambda request, worker=worker: worker.ask(request, Oracle(request).answer)  # noqa: E731
+            outcomes.append(run_cell(cell, ask, files, stop_early))
     finally:
         if worker is not None:
             worker.__exit__()
@@ -326,22 +380,23 @@ def grade_collected(collected: Collected, slot: int = 0, isolated: bool = True) 
 def runs(cells, folders: dict[str, Path], budget: Budget) -> tuple[list[Outcome], str]:
     """Every cell's outcome, public runs first, then hidden ones; and the fix-first hint."""
     own, reference = folders["own"], folders["reference"]
-    mine = {name: own / name for name in ("scoring.py", "retriever.py")}
-    theirs = {"retriever.py": own / "retriever.py"}  # never the reference scoring.py
+    mine = {path.name: path for path in own.glob("*.py")}  # what a crash line may quote
+    mine.update({name: own / name for name in LEARNER_NAMES})
+    theirs = {name: path for name, path in mine.items() if name != "scoring.py"}
 
     def part(module: str, hidden: bool) -> list:
         return [c for c in cells if MODULE[c.function] == module and c.hidden == hidden]
 
     both = ["scoring", "retriever"]
     scoring = run(part("scoring", False), own, ["scoring"], mine, budget)
-    retriever = run(part("retriever", False), reference, both, theirs, budget)
+    retriever = run(part("retriever", False), reference, ["retriever"], theirs, budget, proxy=True)
     hint_text, with_own, public_retriever = "", None, list(retriever)
     if any(o.score == 0 for o in scoring) and any(o.score for o in retriever):
         public = part("retriever", False)
         with_own = run(public, own, both, mine, budget, stop_early=False)
     public_scoring = list(scoring)
     scoring += run(part("scoring", True), own, ["scoring"], mine, budget)
-    retriever += run(part("retriever", True), reference, both, theirs, budget)
+    retriever += run(part("retriever", True), reference, ["retriever"], theirs, budget, proxy=True)
     if with_own is not None:
         hint_text = hint(with_own, public_retriever, public_scoring, retriever)
     order = {cell.id: index for index, cell in enumerate(cells)}

@@ -533,8 +533,9 @@ def _echo(*args, **kwargs):
 recency_score = importance_score = relevance_score = _echo
 retrieval_score = kind_recency_score = _echo
 """
-# A retriever that raises from "lines of /learner/scoring.py": in the Milestone 4 run that
-# file is the reference, and a crash line read from it would quote the solution.
+# A retriever that raises from "lines of /learner/scoring.py": in the Milestone 4 run there
+# is no such file (its scoring is the parent's proxy), and a crash line read from a file of
+# that name must never be quoted.
 CRAFTED = """
 import os as _os
 
@@ -623,8 +624,9 @@ ATTACK_SUBMISSIONS += [
 
 # Kernel channels that outlive a sandbox, graded one at a time (one slot, so one uid) in a
 # batch of their own, with the host's memory watched. The keyring pair: the first stores
-# the reference scoring.py (its Milestone 4 run can read it) in the uid's keyring; the
-# second, and the first when regraded, would load it from there as their own scoring.
+# whatever reference scoring.py its Milestone 4 run can read (none: that run's scoring is
+# the parent's proxy) in the uid's keyring; the second, and the first when regraded, would
+# load it from there as their own scoring.
 KEY_READER = """
 import ctypes as _ctypes
 

@@ -14,6 +14,11 @@ formgrader's Autograde button would run learner code in a kernel, outside the sa
 and replace the sandboxed grade. nbgrader makes its exporter before it touches any
 submission, the gradebook or autograded/, so refusing there changes nothing and says
 which command grades this course.
+
+SandboxedFeedbackOnly (GenerateFeedback.exporter_class): nbgrader's Generate Feedback (the
+command and the formgrader's button) would write its own full-notebook pages over the
+sandbox's (scripts, a CDN, the learner's raw HTML), and Release Feedback would ship them.
+It refuses the same way, naming the command that writes this course's pages.
 """
 
 from __future__ import annotations
@@ -102,3 +107,25 @@ class SandboxedGradingOnly(NotebookExporter):
         if parent is not None:
             parent.log.error(REFUSAL)
         raise NbGraderException(REFUSAL)
+
+
+FEEDBACK_REFUSAL = (
+    "this course's feedback pages are written by the sandboxed grader (feedback/<student>/"
+    "milestones/: scores, likely mistakes and hand grades, no script and no learner HTML); "
+    "nbgrader generate_feedback (and the formgrader's Generate Feedback button) would "
+    "replace them with pages that carry the learner's HTML. Write them with:  python -m "
+    "grading autograde dist/course/submitted  (after hand grading too), then Release Feedback"
+)
+
+
+class SandboxedFeedbackOnly(NotebookExporter):
+    """GenerateFeedback's exporter: refuses before any feedback page is written."""
+
+    def __init__(self, *args, **kwargs):
+        from nbgrader.converters.base import NbGraderException
+
+        super().__init__(*args, **kwargs)
+        parent = kwargs.get("parent")
+        if parent is not None:
+            parent.log.error(FEEDBACK_REFUSAL)
+        raise NbGraderException(FEEDBACK_REFUSAL)

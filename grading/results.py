@@ -20,7 +20,10 @@ work on the sandboxed grades:
     export         memory-lab-grades.csv (EXPORT), never `nbgrader export`'s grades.csv
 
 The feedback page is data: every text is escaped, nothing is loaded from the network (no
-script, no remote stylesheet; formulas are plain text), the page size is capped.
+script, no remote stylesheet; formulas are plain text), the page size is capped. In the
+autograded notebooks (what the formgrader renders) every markdown or raw cell that is not
+the instructor's is made inert (`inert`): its tags show as text, its links cannot run
+script, its attachments are dropped, so no learner HTML is ever live for an instructor.
 
 Deliberately left out: judging (grading/verdict.py) and running code (grading/sandbox.py).
 """
@@ -116,6 +119,31 @@ def submitted_notebook(folder: Path | None, name: str):
         return None
 
 
+LINK_SCRIPT = re.compile(r"(?i)(\]\(\s*<?|\]:\s*<?)(javascript|vbscript|data)(\s*):")
+
+
+def inert(text: str) -> str:
+    """Learner markdown with no live HTML: `<b>` shows as text, a `javascript:` link is text.
+
+    Escaping `&` and `<` leaves no tag and no entity for a renderer to act on; markdown's
+    own emphasis, lists, headings and code stay.
+    """
+    text = text.replace("&", "&amp;").replace("<", "&lt;")
+    return LINK_SCRIPT.sub(lambda m: f"{m.group(1)}{m.group(2)}{m.group(3)}&#58;", text)
+
+
+def make_inert(notebook, instructor: set[str]) -> None:
+    """Every markdown and raw cell whose text is not one of `instructor`'s, made inert."""
+    for cell in notebook.cells:
+        if cell.cell_type not in ("markdown", "raw") or cell.source in instructor:
+            continue
+        cell.source = inert(cell.source)
+        cell.pop("attachments", None)  # an SVG attachment is a document of its own
+        if cell.cell_type == "raw":  # a raw cell marked text/html is pasted into the page
+            for key in ("format", "raw_mimetype"):
+                cell.metadata.pop(key, None)
+
+
 def _grade_id(cell) -> str | None:
     meta = cell.get("metadata", {}).get("nbgrader", {})
     grade_id = meta.get("grade_id") if isinstance(meta, dict) else None
@@ -190,6 +218,8 @@ def write_autograded(graded: Graded, course: Path = COURSE, folder: Path | None 
     released = course / "release" / ASSIGNMENT
     url = gradebook_url(course)
     for nb in GRADED:
+        own = submitted_notebook(released, nb.name) or nbformat.v4.new_notebook()
+        instructor = {c.source for c in own.cells if c.cell_type in ("markdown", "raw")}
         notebook = submitted_notebook(folder, nb.name)
         if notebook is None:  # not handed in: the released copy, so the page still opens
             notebook = submitted_notebook(released, nb.name) or nbformat.v4.new_notebook()
@@ -200,6 +230,7 @@ def write_autograded(graded: Graded, course: Path = COURSE, folder: Path | None 
         except Exception:  # a notebook nbgrader cannot restore: the released one instead
             notebook = submitted_notebook(released, nb.name) or nbformat.v4.new_notebook()
             notebook, _ = OverwriteCells(add_missing_cells=True).preprocess(notebook, resources)
+        make_inert(notebook, instructor)
         for cell in notebook.cells:
             if cell.cell_type != "code":
                 continue
@@ -287,8 +318,8 @@ pre{background:#f4f4f4;padding:.6em;white-space:pre-wrap}td,th{padding:.2em .8em
 
 
 FRESH = (
-    "Public checks were graded on fresh inputs of the same kind as your notebook's (drawn for"
-    " this submission; floats within a relative 1e-6), hidden checks on the course's own."
+    "Every check was graded on fresh inputs of the same kind as your notebook's, drawn for"
+    " this grading alone (floats within a relative 1e-6); a hidden check's inputs stay hidden."
 )
 
 

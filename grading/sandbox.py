@@ -29,12 +29,14 @@ import fcntl
 import json
 import os
 import selectors
+import shlex
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from grading import seccomp
@@ -70,8 +72,8 @@ def provided() -> list[str]:
     """Everything of code/ a learner may import: the student edition's provided modules.
 
     The release copies these verbatim; only the learner core (scoring.py, retriever.py)
-    differs, and that is never among them (the Milestone 4 run stages the reference
-    scoring.py itself, as a learner file).
+    differs, and that is never among them (the Milestone 4 run's scoring is a proxy the
+    parent answers: grading/oracle.py).
     """
     learner = {Path(name).name for name in LEARNER_FILES}
     return sorted(
@@ -124,8 +126,9 @@ def _bind(source: str, target: str, made: set[str]) -> list[str]:
     return [*args, "--ro-bind", source, target]
 
 
-def command(learner: Path, config: dict, filter_fd: int) -> list[str]:
-    """The bwrap command line for one worker; `filter_fd` holds its seccomp program."""
+def command(learner: Path, config: dict, filter_fd: int, start_fd: int = -1) -> list[str]:
+    """The bwrap command line for one worker; `filter_fd` holds its seccomp program and
+    `start_fd` the script that starts it (start_script), bound as /grader/start."""
     # subtle: the small /tmp comes before every bind, so that an interpreter, a virtual
     # environment or a checkout that lives under /tmp (a CI clone) is bound on top of it
     # instead of hidden beneath it
@@ -142,6 +145,7 @@ def command(learner: Path, config: dict, filter_fd: int) -> list[str]:
     for name in PROVIDED:
         args += _bind(str(ROOT / "code" / name), f"/provided/{name}", made)
     args += _bind(str(learner), "/learner", made)
+    args += ["--perms", "0644", "--ro-bind-data", str(start_fd), "/grader/start"]
     args += ["--dev", "/dev", "--remount-ro", "/dev", "--proc", "/proc"]
     args += ["--remount-ro", "/"]  # last: bwrap's root tmpfs, once every folder is made
     args += ["--seccomp", str(filter_fd)]
@@ -153,8 +157,27 @@ def command(learner: Path, config: dict, filter_fd: int) -> list[str]:
         args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
     else:
         args += ["--unshare-user"]
-    args += ["--chdir", "/learner", "--", sys.executable, "-I", "-B", "/grader/worker.py"]
-    return [*args, json.dumps({**config, "learner": "/learner", "provided": "/provided"})]
+    return [*args, "--chdir", "/learner", "--", "/bin/sh", "/grader/start"]
+
+
+def start_script(config: dict) -> bytes:
+    """The shell line that becomes the worker: the interpreter's path and the config.
+
+    subtle: bwrap's first process is the sandbox's pid 1, and any process there can read
+    its command line; so that line is only `bwrap --args FD -- /bin/sh /grader/start`
+    (tucked), and the interpreter's host path and the config are in this script.
+    """
+    config = {**config, "learner": "/learner", "provided": "/provided"}
+    line = [sys.executable, "-I", "-B", "/grader/worker.py", json.dumps(config)]
+    return ("exec " + " ".join(shlex.quote(part) for part in line) + "\n").encode()
+
+
+def tucked(argv: list[str]) -> tuple[list[str], int]:
+    """`argv` with bwrap's options moved into a file descriptor (`--args FD`): the options
+    name the grader's host paths, and pid 1 of the sandbox shows its command line."""
+    split = argv.index("--")
+    fd = seccomp.memfd("".join(f"{arg}\0" for arg in argv[1:split]).encode())
+    return [argv[0], "--args", str(fd), *argv[split:]], fd
 
 
 def probe() -> None:
@@ -235,8 +258,9 @@ class Worker:
         isolated: bool = True,
         limits: dict[str, int] | None = None,
         deadline: float | None = None,
+        proxy: bool = False,
     ):
-        config = {"modules": modules, "limits": {**LIMITS, **(limits or {})}}
+        config = {"modules": modules, "limits": {**LIMITS, **(limits or {})}, "proxy": proxy}
         self.slot_lock = None  # the descriptor holding this worker's slot, while it runs
         if isolated and os.geteuid() == 0:  # root drops to the slot's uid: one worker a uid
             slot, self.slot_lock = claim_slot(slot)
@@ -258,11 +282,14 @@ class Worker:
             except OSError as error:
                 raise SandboxMissing(f"{error}; pass --no-isolation to grade unfiltered") from None
             filter_fd = seccomp.memfd(program)
-            fds = (filter_fd,)
+            start_fd = seccomp.memfd(start_script(config))
+            fds = (filter_fd, start_fd)
             try:
-                argv = command(learner, config, filter_fd)  # raises SandboxMissing without bwrap
+                argv, args_fd = tucked(command(learner, config, filter_fd, start_fd))
+                fds = (*fds, args_fd)
             except BaseException:
-                os.close(filter_fd)
+                for fd in fds:
+                    os.close(fd)
                 raise
             env = {}
         else:  # the same worker, as a plain child: for machines without bubblewrap
@@ -323,16 +350,31 @@ class Worker:
             reply = None
         return reply if isinstance(reply, dict) else None
 
-    def ask(self, request: dict) -> dict | None:
-        if self.process.poll() is not None:
-            return None
+    def ask(self, request: dict, calls: Callable[[dict], dict] | None = None) -> dict | None:
+        """The worker's reply to `request`; `calls` answers its scoring calls meanwhile.
+
+        In the Milestone 4 run the worker's scoring is a proxy: each call comes here as
+        {"call": ...} before the reply, and `calls` (grading/oracle.py) answers it. All of
+        it shares the one case's ANSWER_SECONDS.
+        """
+        deadline = time.monotonic() + ANSWER_SECONDS
+        line = request
+        while True:
+            if self.process.poll() is not None or not self._send(line):
+                return None
+            reply = self._read(deadline - time.monotonic())
+            if reply is None or calls is None or "call" not in reply:
+                return reply
+            line = calls(reply)
+
+    def _send(self, line: dict) -> bool:
         try:
-            self.process.stdin.write(json.dumps(request).encode() + b"\n")
+            self.process.stdin.write(json.dumps(line).encode() + b"\n")
             self.process.stdin.flush()
         except OSError:
             self.close()
-            return None
-        return self._read(ANSWER_SECONDS)
+            return False
+        return True
 
     def output(self) -> str:
         self.log.seek(0)

@@ -11,6 +11,9 @@ It is inherited by every process the learner's code starts and cannot be removed
                process_vm_*, modules, kexec, and the host's clock, swap and reboot
     ENOSYS     clone3: its flags sit in memory a filter cannot read; the C library falls
                back to clone, whose flags it can
+    EAFNOSUPPORT  socket and socketpair of any family but AF_UNIX: no AF_INET/INET6 (the
+               namespace's loopback), AF_NETLINK (the kernel's own tables), AF_PACKET,
+               AF_VSOCK (the hypervisor), ...; the worker speaks over pipes and needs none
 
     >>> len(program()) % 8, program()[:8].hex()
     (0, '2000000004000000')
@@ -53,6 +56,8 @@ DENIED = {
     "settimeofday": 164, "clock_settime": 227, "adjtimex": 159, "clock_adjtime": 305,
 }  # fmt: skip
 CLONE, CLONE3 = 56, 435
+SOCKET, SOCKETPAIR = 41, 53
+AF_UNIX = 1  # the one socket family a worker may open (a library's local socketpair)
 CLONE_NEW = 0x7E020000  # NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET
 
 # seccomp_data: int nr; u32 arch; u64 instruction_pointer; u64 args[6]
@@ -69,7 +74,8 @@ def instructions(denied: dict[str, int] | None = None) -> list[tuple[int, int, i
     """The program as (code, jt, jf, k) rows; jumps count the rows they skip."""
     numbers = sorted(set((DENIED if denied is None else denied).values()))
     body = [_op(JEQ, n, jt=0, jf=0) for n in numbers]  # jt filled in below
-    # rows: 0 ld arch | 1 jeq x86_64 | 2 ld nr | 3 jge x32 | body | clone, clone3 | tail
+    # rows: 0 ld arch | 1 jeq x86_64 | 2 ld nr | 3 jge x32 | body | clone, clone3, socket,
+    # socketpair | tail
     tail = [
         _op(RET, ALLOW),  # allow
         _op(LD, ARG0_LOW),  # clone: its flags
@@ -78,11 +84,15 @@ def instructions(denied: dict[str, int] | None = None) -> list[tuple[int, int, i
         _op(RET, ERRNO | errno.EPERM),  # deny
         _op(RET, ERRNO | errno.ENOSYS),  # clone3
         _op(RET, KILL),  # a foreign architecture
+        _op(LD, ARG0_LOW),  # socket, socketpair: the family
+        _op(JEQ, AF_UNIX, jt=0, jf=1),
+        _op(RET, ALLOW),
+        _op(RET, ERRNO | errno.EAFNOSUPPORT),
     ]
     head = [_op(LD, ARCH), None, _op(LD, NR), None]
-    checks = [*body, _op(JEQ, CLONE), _op(JEQ, CLONE3)]
+    checks = [*body, _op(JEQ, CLONE), _op(JEQ, CLONE3), _op(JEQ, SOCKET), _op(JEQ, SOCKETPAIR)]
     start = len(head) + len(checks)  # index of "allow"
-    deny, enosys, kill = start + 4, start + 5, start + 6
+    deny, enosys, kill, family = start + 4, start + 5, start + 6, start + 7
     rows = head + checks + tail
     rows[1] = _op(JEQ, AUDIT_ARCH_X86_64, jt=0, jf=kill - 2)
     rows[3] = _op(JGE, X32_BIT, jt=deny - 4, jf=0)
@@ -91,6 +101,8 @@ def instructions(denied: dict[str, int] | None = None) -> list[tuple[int, int, i
     clone = len(head) + len(body)
     rows[clone] = _op(JEQ, CLONE, jt=start + 1 - clone - 1)
     rows[clone + 1] = _op(JEQ, CLONE3, jt=enosys - clone - 2)
+    rows[clone + 2] = _op(JEQ, SOCKET, jt=family - clone - 3)
+    rows[clone + 3] = _op(JEQ, SOCKETPAIR, jt=family - clone - 4)
     if any(not 0 <= jt <= 255 or not 0 <= jf <= 255 for _, jt, jf, _ in rows):
         raise ValueError("seccomp program too long for 8-bit jumps")
     return rows

@@ -10,8 +10,9 @@ float, ids of the case's own memories, a last_accessed map of floats).
 Messages follow the graded-feedback policy: a public case shows its call, expected value
 and the validated answer; a hidden case shows only the likely mistake; a crash shows the
 exception's class (from a fixed list) and the line the parent reads from the learner's own
-staged file, never from another file of the run (the reference scoring.py of the
-Milestone 4 run): `files` maps the names a reply may quote to the learner's copies.
+staged file, never from another file of the run (a reply may name scoring.py in the
+Milestone 4 run, where it is the parent's proxy): `files` maps the names a reply may quote
+to the learner's copies.
 
     >>> CELLS[0].id, CELLS[0].function, len(CELLS[0].cases)
     ('check_recency_score', 'recency_score', 7)

@@ -7,11 +7,16 @@ name, the class and line of an exception, or the ids a retriever returned). It n
 sees an expected value, a case's label or the hidden case table, and it decides
 nothing: the trusted parent (grading/verdict.py) compares and scores.
 
+In the Milestone 4 run the learner's retriever imports a `scoring` that is no file: a proxy
+(`proxy`) that sends each call to the parent as {"call": ...} and waits for its answer,
+so the reference solution never runs, or lies readable, in a process that runs learner code.
+
 Everything here may be tampered with by the learner's code, which runs in this very
 process: the parent trusts nothing it sends back beyond what it can validate.
 Deliberately left out: any import of the grading package (this file runs alone).
 """
 
+import builtins
 import json
 import math
 import numbers
@@ -19,9 +24,17 @@ import os
 import resource
 import sys
 import traceback
+import types
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-LEARNER_FILES = ("scoring.py", "retriever.py")
+SCORING = (
+    "recency_score",
+    "importance_score",
+    "relevance_score",
+    "retrieval_score",
+    "kind_recency_score",
+)
 
 
 def limit(config: dict) -> None:
@@ -38,15 +51,16 @@ def limit(config: dict) -> None:
 
 
 def where(error: BaseException) -> dict:
-    """The learner file and line an exception came from (the parent reads the line)."""
+    """The learner file (or own module) and line an exception came from (the parent reads
+    the line, from its own copy, and only of a file it staged)."""
     found = {"file": None, "line": None}
     if isinstance(error, SyntaxError) and error.filename:
         name = os.path.basename(error.filename)
-        if name in LEARNER_FILES:
+        if name.endswith(".py"):
             return {"file": name, "line": error.lineno}
     for frame in traceback.extract_tb(error.__traceback__):
         name = os.path.basename(frame.filename or "")
-        if name in LEARNER_FILES and os.path.dirname(frame.filename) == LEARNER:
+        if name.endswith(".py") and os.path.dirname(frame.filename) == LEARNER:
             found = {"file": name, "line": frame.lineno}
     return found
 
@@ -72,6 +86,53 @@ def decode(value):
     if isinstance(value, list):
         return [decode(v) for v in value]
     return value
+
+
+def plain(value):
+    """A call's argument as JSON: numbers, strings, datetimes, and lists or mappings of them."""
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, datetime):
+        return {"datetime": value.isoformat()}
+    if isinstance(value, Mapping):
+        return {str(key): plain(item) for key, item in value.items()}
+    if hasattr(value, "tolist"):  # a numpy array or scalar
+        return plain(value.tolist())
+    if isinstance(value, Sequence):  # lists, tuples, the store's Float32Vector
+        return [plain(item) for item in value]
+    raise TypeError(f"the grader's scoring takes numbers, vectors and tables, got {type(value)}")
+
+
+def forwarded(name: str):
+    """The proxy of one scoring function: the parent computes it, on this case's inputs only."""
+
+    def function(*args, **kwargs):
+        call = {"call": name, "args": plain(list(args)), "kwargs": plain(kwargs)}
+        CHANNEL.write(json.dumps(call) + "\n")
+        CHANNEL.flush()
+        reply = json.loads(REPLIES.readline() or "{}")
+        if type(reply.get("value")) is float:
+            return reply["value"]
+        if "raise" in reply:
+            error = getattr(builtins, str(reply["raise"]), ValueError)
+            raise error(f"{name}: the reference scoring refused this input")
+        raise PermissionError(f"{name}: the grader's scoring answers for the case's own memories")
+
+    function.__name__ = function.__qualname__ = name
+    return function
+
+
+def proxy() -> types.ModuleType:
+    """A `scoring` module whose functions are answered by the parent (grading/oracle.py)."""
+    from base.defaults import DECAY_RATE, HALF_LIVES, WEIGHTS
+
+    module = types.ModuleType("scoring", "The reference scoring, answered by the grader.")
+    module.DECAY_RATE, module.HALF_LIVES, module.WEIGHTS = DECAY_RATE, HALF_LIVES, WEIGHTS
+    for name in SCORING:
+        setattr(module, name, forwarded(name))
+    return module
 
 
 def build_store(request: dict):
@@ -154,14 +215,16 @@ def answer(request: dict) -> dict:
 
 
 def main() -> None:
-    global LEARNER
+    global LEARNER, CHANNEL
     config = json.loads(sys.argv[1])
     LEARNER = config["learner"]
-    channel = os.fdopen(os.dup(1), "w")  # replies; fd 1 becomes stderr for learner prints
+    channel = CHANNEL = os.fdopen(os.dup(1), "w")  # replies; fd 1 is stderr for learner prints
     os.dup2(2, 1)
     limit(config)
     sys.path[:0] = [LEARNER, config["provided"]]
     os.chdir(LEARNER)
+    if config.get("proxy"):  # the Milestone 4 run: scoring is answered by the parent
+        sys.modules["scoring"] = proxy()
     for name in config["modules"]:
         try:
             MODULES[name] = __import__(name)
@@ -179,6 +242,8 @@ def main() -> None:
 
 MODULES: dict = {}
 LEARNER = ""
+CHANNEL = sys.stdout  # where calls and replies go out (main: a copy of the first stdout)
+REPLIES = sys.stdin  # where the parent's requests and answers come in
 
 if __name__ == "__main__":
     main()

@@ -15,7 +15,16 @@ code/README.md:
                                  and no loop between folders (imports collapsed to the
                                  folder or top module they are in)
 
-Tests plant a violation in a copy of code/ and check that it is caught.
+grading/ is held to its jobs the same way (`grading_breaks`):
+
+    sandbox      sandbox, seccomp, cgroup: import only each other and layout; worker.py
+                 imports nothing of grading/ (it runs alone, inside the sandbox)
+    judge        grader, verdict, fresh, oracle: never the nbgrader records or the self-check
+    records      results, preprocessors, gradebook, queue: never the self-check
+    self-check   selfcheck and its catalogue, mistakes: imported by nothing but each other
+                 and the command line (__main__)
+
+Tests plant a violation in a copy of code/ (or grading/) and check that it is caught.
 """
 
 from __future__ import annotations
@@ -88,6 +97,34 @@ def imports_grading(code: Path) -> list[str]:
         for name, path in module_names(code).items()
         if any(i.split(".")[0] == "grading" for i in imports_of(path, name))
     )
+
+
+GRADING = CODE.parent / "grading"
+SANDBOX = {"sandbox", "seccomp", "cgroup"}
+JUDGE = {"grader", "verdict", "fresh", "oracle"}
+RECORDS = {"results", "preprocessors", "gradebook", "queue"}
+SELF_CHECK = {"selfcheck", "mistakes"}
+
+
+def grading_breaks(folder: Path) -> list[str]:
+    """Every import inside grading/ that crosses its jobs, as 'a -> b: the rule'."""
+    broken = []
+    for path in sorted(folder.glob("*.py")):
+        module = path.stem
+        targets = {i.split(".")[1] for i in imports_of(path, f"grading.{module}")
+                   if i.startswith("grading.")}  # fmt: skip
+        for target in sorted(targets - {module}):
+            if module == "worker":
+                broken.append(f"{module} -> {target}: the worker imports nothing of grading/")
+            if module in SANDBOX and target not in SANDBOX | {"layout"}:
+                broken.append(f"{module} -> {target}: the sandbox stands on layout alone")
+            if module in JUDGE and target in RECORDS | SELF_CHECK | {"autograde"}:
+                broken.append(f"{module} -> {target}: judging never writes records")
+            if module in RECORDS and target in SELF_CHECK:
+                broken.append(f"{module} -> {target}: the records never import the self-check")
+            if target in SELF_CHECK and module not in SELF_CHECK | {"__main__"}:
+                broken.append(f"{module} -> {target}: only the self-check uses its catalogue")
+    return broken
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -246,3 +283,21 @@ def test_every_module_of_a_package_is_named_in_its_map(package):
     modules += [f"{p.name}/" for p in folder.iterdir() if (p / "__init__.py").is_file()]
     missing = [name for name in sorted(modules) if name not in (doc or "")]
     assert not missing, f"code/{package}/__init__.py does not name {missing}"
+
+
+def test_grading_imports_keep_to_their_jobs():
+    assert grading_breaks(GRADING) == []
+
+
+def test_a_planted_crossing_in_grading_is_caught(tmp_path):
+    copy = tmp_path / "grading"
+    shutil.copytree(GRADING, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    plant(copy / "worker.py", "def _late():\n    import grading.layout\n")
+    plant(copy / "verdict.py", "def _late():\n    from grading import results\n")
+    plant(copy / "queue.py", "def _late():\n    from grading.mistakes import SUBMISSIONS\n")
+    assert grading_breaks(copy) == [
+        "queue -> mistakes: the records never import the self-check",
+        "queue -> mistakes: only the self-check uses its catalogue",
+        "verdict -> results: judging never writes records",
+        "worker -> layout: the worker imports nothing of grading/",
+    ]

@@ -1,5 +1,6 @@
-"""Fresh public inputs: the reference still scores full, a table of the notebook's answers
-does not, every named mistake is still caught and named, and a draw is reproducible.
+"""Fresh inputs: the reference still scores full, a table of the notebook's answers does
+not, every named mistake is still caught and named, a draw is reproducible from its secret
+only, and each grading (hidden cells too) draws anew.
 
 The worker's own `answer` runs in this process on the reference (as in
 test_milestone_5_grading.py), every request and reply through JSON like the sandbox's.
@@ -33,21 +34,34 @@ def asker():
 
 
 @pytest.mark.parametrize("student", ["ana", "ben.k", "cy", "dee", "ed"])
-def test_the_reference_scores_every_fresh_public_cell_in_full(student):
-    for cell in fresh_cells(PUBLIC, seeded(student, [b"scoring", b"retriever"])):
+def test_the_reference_scores_every_fresh_cell_in_full(student):
+    for cell in fresh_cells(CELLS, seeded(student, [b"scoring", b"retriever"])):
         outcome = run_cell(cell, asker(), {})
         assert (outcome.score, outcome.message) == (cell.points, ""), cell.id
 
 
-def test_fresh_inputs_differ_from_the_notebook_and_between_submissions():
-    ana = fresh_cells(PUBLIC, seeded("ana", [b"x"]))
-    again = fresh_cells(PUBLIC, seeded("ana", [b"x"]))
-    edited = fresh_cells(PUBLIC, seeded("ana", [b"x "]))
-    for notebook, mine, same, other in zip(PUBLIC, ana, again, edited):
-        sent = [json.dumps(request(mine, case)) for case in mine.cases]
-        assert sent == [json.dumps(request(same, case)) for case in same.cases]
-        assert sent != [json.dumps(request(notebook, case)) for case in notebook.cases]
-        assert sent != [json.dumps(request(other, case)) for case in other.cases]
+def sent(cell) -> list[str]:
+    return [json.dumps(request(cell, case)) for case in cell.cases]
+
+
+def test_one_secret_gives_one_draw_and_another_secret_another():
+    ana = fresh_cells(CELLS, seeded("ana", [b"x"], b"secret"))
+    again = fresh_cells(CELLS, seeded("ana", [b"x"], b"secret"))
+    other = fresh_cells(CELLS, seeded("ana", [b"x"], b"another secret"))
+    for notebook, mine, same, theirs in zip(CELLS, ana, again, other):
+        assert sent(mine) == sent(same)
+        assert sent(mine) != sent(notebook), notebook.id
+        assert sent(mine) != sent(theirs), notebook.id
+
+
+def test_every_grading_of_the_same_submission_draws_new_inputs_hidden_ones_too():
+    first = fresh_cells(CELLS, seeded("ana", [b"x"]))  # no secret given: os.urandom
+    second = fresh_cells(CELLS, seeded("ana", [b"x"]))
+    hidden = [(n, one, two) for n, one, two in zip(CELLS, first, second) if n.hidden]
+    changed = [sent(one) != sent(two) for _, one, two in hidden]
+    # subtle: a cell of three whole ratings can draw the same by chance (1 in thousands)
+    assert len(hidden) == 7 and sum(changed) >= len(hidden) - 1, changed
+    assert all(sent(one) != sent(notebook) for notebook, one, _ in hidden)
 
 
 def test_a_table_of_the_notebook_answers_fails_every_fresh_public_cell():

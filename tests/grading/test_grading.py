@@ -400,12 +400,12 @@ class FakeWorker:
 
     started: ClassVar[list] = []
 
-    def __init__(self, folder, modules, slot, isolated, deadline=None):
+    def __init__(self, folder, modules, slot, isolated, deadline=None, proxy=False):
         self.asked, self.hello = [], {"ready": True}
         self.process = type("Process", (), {"poll": lambda self: None})()
         FakeWorker.started.append((folder.name, self.asked))
 
-    def ask(self, request):
+    def ask(self, request, calls=None):
         self.asked.append(request)
         return {"value": 0.0}
 

@@ -237,6 +237,21 @@ def test_proc_shows_only_the_sandbox_own_processes(tmp_path):
     assert probe(tmp_path, body)[0]["value"] <= 3  # bwrap's reaper, the worker, maybe one more
 
 
+def test_pid_1_of_the_sandbox_shows_no_host_path_nor_the_worker_config(tmp_path):
+    """bwrap's options (every bind's host path) and the worker's line are out of sight."""
+    hosts = [str(ROOT), sys.prefix, os.path.realpath(sys.prefix), str(tmp_path), '"limits"']
+    body = f"""
+seen = open('/proc/1/cmdline', 'rb').read().decode()
+try:
+    seen += open('/proc/1/environ', 'rb').read().decode()
+except OSError:
+    pass
+return float(sum(host in seen for host in {hosts!r}))
+"""
+    assert probe(tmp_path, body)[0] == {"value": 0.0}
+    assert probe(tmp_path, body.replace("/proc/1/", "/proc/self/"))[0]["value"] > 0  # it looks
+
+
 def test_the_sandbox_probe_passes_where_bubblewrap_works():
     from grading.sandbox import probe
 
@@ -270,6 +285,7 @@ def run_filter(nr: int, arch: int = seccomp.AUDIT_ARCH_X86_64, arg0: int = 0) ->
 
 
 EPERM, ENOSYS = seccomp.ERRNO | errno.EPERM, seccomp.ERRNO | errno.ENOSYS
+AFNOSUPPORT = seccomp.ERRNO | errno.EAFNOSUPPORT
 
 
 @pytest.mark.parametrize("name", sorted(seccomp.DENIED))
@@ -288,6 +304,10 @@ def test_the_filter_refuses_every_listed_call_with_eperm(name):
         ({"nr": seccomp.CLONE3}, ENOSYS),  # the C library falls back to clone
         ({"nr": 0 | seccomp.X32_BIT}, EPERM),  # the x32 ABI
         ({"nr": 0, "arch": 0x40000003}, seccomp.KILL),  # i386 through int 0x80
+        ({"nr": seccomp.SOCKET, "arg0": socket.AF_UNIX}, seccomp.ALLOW),
+        ({"nr": seccomp.SOCKETPAIR, "arg0": socket.AF_UNIX}, seccomp.ALLOW),
+        ({"nr": seccomp.SOCKET, "arg0": socket.AF_INET}, AFNOSUPPORT),
+        ({"nr": seccomp.SOCKETPAIR, "arg0": 40}, AFNOSUPPORT),  # AF_VSOCK
     ],
 )
 def test_the_filter_checks_the_architecture_and_the_namespace_flags_of_clone(call, verdict):
@@ -310,6 +330,30 @@ def test_the_filter_checks_the_architecture_and_the_namespace_flags_of_clone(cal
 def test_kernel_channels_that_outlive_a_sandbox_are_refused_in_the_worker(tmp_path, call, number):
     body = f"result = {number}\nreturn float(ctypes.get_errno()) if result == -1 else -1.0"
     assert probe(tmp_path, body)[0] == {"value": float(errno.EPERM)}
+
+
+FAMILIES = {  # every socket family a worker could use to talk to the kernel or the host
+    "AF_INET": socket.AF_INET,
+    "AF_INET6": socket.AF_INET6,
+    "AF_NETLINK": 16,
+    "AF_PACKET": 17,
+    "AF_VSOCK": 40,
+}
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_sockets_of_every_family_but_unix_are_refused_in_the_worker(tmp_path, family):
+    number = FAMILIES[family]
+    body = f"""
+pair = socket.socketpair(socket.AF_UNIX)  # a local pair stays possible
+pair[0].close(), pair[1].close()
+try:
+    socket.socket({number}, socket.SOCK_DGRAM if {number} in (16, 40) else socket.SOCK_STREAM)
+except OSError as error:
+    return float(error.errno)
+return -1.0
+"""
+    assert probe(tmp_path, body)[0] == {"value": float(errno.EAFNOSUPPORT)}
 
 
 def test_the_filter_leaves_forks_and_subprocesses_working(tmp_path):
@@ -409,7 +453,7 @@ def test_an_interpreter_under_tmp_is_bound_on_top_of_the_small_tmp(monkeypatch):
 
     monkeypatch.setattr(sandbox.sys, "prefix", "/tmp/clone/.venv")
     monkeypatch.setattr(sandbox.os.path, "realpath", lambda path: str(path))
-    args = sandbox.command(ROOT, {}, filter_fd=3)
+    args = sandbox.command(ROOT, {}, filter_fd=3, start_fd=4)
     tmpfs = args.index("--tmpfs")
     assert args[tmpfs + 1] == "/tmp"
     binds = [args[i + 2] for i, arg in enumerate(args) if arg == "--ro-bind"]

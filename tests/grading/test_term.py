@@ -37,6 +37,7 @@ pytestmark = [
 RIGHT, SLIP, UNTOUCHED = "ana", "bo", "cy"  # bo submits late
 MISTAKE = next(s for s in SUBMISSIONS if s.name == "recency-in-seconds")
 ANSWER = "Because reading a memory is what makes it recent again: a refresh, not a write."
+PLANTED = "<script>document.title = 'planted'</script>"  # in a written answer and a raw cell
 
 
 class Term:
@@ -103,7 +104,9 @@ def work(term: Term, student: str) -> None:
             for cell in notebook.cells:
                 meta = cell.metadata.get("nbgrader", {})
                 if meta.get("solution") and meta.get("grade") and cell.cell_type == "markdown":
-                    cell.source = ANSWER
+                    cell.source = f"{ANSWER}\n\n{PLANTED}"
+            raw = nbformat.v4.new_raw_cell(PLANTED, metadata={"format": "text/html"})
+            notebook.cells.append(raw)
             nbformat.write(notebook, path)
 
 
@@ -206,14 +209,25 @@ def test_the_whole_term_runs_in_nbgrader_tools_on_sandboxed_grades(term):
         assert listed[student]["max_score"] == 39
     assert listed[RIGHT]["needs_manual_grade"] is True  # the written answer waits
     assert listed[UNTOUCHED]["needs_manual_grade"] is False  # "No response.": nothing to read
-    # ... and opens each student's notebooks as its SubmissionHandler does.
-    exporter = HTMLExporter()
+    # ... and opens each student's notebooks as its SubmissionHandler does (its "formgrade"
+    # template): the planted script of a written answer or raw cell is text, never live.
+    from nbgrader.server_extensions.formgrader import handlers
+
+    exporter = HTMLExporter(template_name="formgrade",
+                            extra_template_basedirs=[handlers.template_path])  # fmt: skip
     for student in results:
         folder = Path(api.coursedir.format_path(api.coursedir.autograded_directory, student,
                                                 ASSIGNMENT))  # fmt: skip
         for nb in GRADED:
-            html, _ = exporter.from_filename(str(folder / f"{nb.name}.ipynb"))
+            resources = {"assignment_id": ASSIGNMENT, "notebook_id": nb.name, "index": 0,
+                         "submission_id": student, "total": 3, "base_url": "",
+                         "student": student, "last_name": None, "first_name": None,
+                         "notebook_path": f"autograded/{student}/{nb.name}.ipynb"}  # fmt: skip
+            html, _ = exporter.from_filename(str(folder / f"{nb.name}.ipynb"), resources)
             assert "sandboxed grader:" in html
+            assert PLANTED not in html and "document.title = &#39;planted&#39;" not in html
+            if student == RIGHT:
+                assert "&lt;script&gt;document.title" in html  # shown, as text
         assert len(api.get_student_notebook_submissions(student, ASSIGNMENT)) == len(GRADED)
 
     # A written answer graded by hand survives a regrade, with its comment.
@@ -292,3 +306,14 @@ def test_no_in_kernel_path_publishes_the_solution_or_replaces_a_sandboxed_grade(
     assert {p: p.read_bytes() for p in autograded.rglob("*.ipynb")} == notebooks
     listed = {s["student"]: s for s in api.get_submissions(ASSIGNMENT)}
     assert all(s["autograded"] for s in listed.values())
+
+    # nbgrader's Generate Feedback (command and button) refuses: the pages stay the sandbox's.
+    pages = {p: p.read_bytes() for p in (term.course / "feedback").rglob("*.html")}
+    assert pages
+    done = term.nbgrader("generate_feedback", ASSIGNMENT, "--force", check=False)
+    assert done.returncode != 0
+    assert "python -m grading autograde" in done.stdout + done.stderr
+    for student in (RIGHT, SLIP, UNTOUCHED):
+        result = api.generate_feedback(ASSIGNMENT, student)
+        assert not result["success"] and "python -m grading autograde" in result["log"]
+    assert {p: p.read_bytes() for p in (term.course / "feedback").rglob("*.html")} == pages

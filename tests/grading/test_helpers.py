@@ -1,0 +1,66 @@
+"""A learner's own modules: every .py handed in at the top of code/ is staged read-only
+beside the two learner files and may be imported, so an honest helper costs nothing; a
+file named like a module the course provides is not staged (the course's is imported).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from grading.grader import Collected, collect, grade, stage
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap (apt bwrap)"),
+]
+
+ROOT = Path(__file__).resolve().parents[2]
+MYMATH = "def share_of_ten(rating: float) -> float:\n    return rating / 10.0\n"
+
+
+def reference(tmp_path: Path) -> Path:
+    code = tmp_path / "ana" / "code"
+    code.mkdir(parents=True)
+    for name in ("scoring.py", "retriever.py"):
+        shutil.copy(ROOT / "code" / name, code / name)
+    return code
+
+
+def test_a_scoring_that_imports_its_own_helper_module_scores_full_marks(tmp_path):
+    code = reference(tmp_path)
+    scoring = (code / "scoring.py").read_text()
+    old = "    return importance / 10.0\n"
+    assert scoring.count(old) == 1
+    scoring = scoring.replace(old, "    from mymath import share_of_ten\n\n"
+                                   "    return share_of_ten(importance)\n")  # fmt: skip
+    (code / "scoring.py").write_text(scoring)
+    (code / "mymath.py").write_text(MYMATH)
+    retriever = (code / "retriever.py").read_text()  # the retriever imports it too
+    future = "from __future__ import annotations\n"
+    (code / "retriever.py").write_text(retriever.replace(future, future + "\nimport mymath\n"))
+    graded = grade(code.parent)
+    assert graded.total == 31, [o.message for o in graded.outcomes if not o.score]
+
+
+def test_a_module_named_like_the_course_own_is_not_staged_and_the_course_one_is_used(tmp_path):
+    code = reference(tmp_path)
+    (code / "memory_store.py").write_text("raise ImportError('a learner copy')\n")
+    (code / "mymath.py").write_text(MYMATH)
+    collected = collect(code.parent)
+    assert set(collected.files) == {"scoring.py", "retriever.py", "mymath.py"}
+    assert grade(code.parent).total == 31
+
+
+def test_names_from_a_queue_row_are_staged_only_when_they_are_module_files(tmp_path):
+    rows = {"scoring.py": b"", "retriever.py": b"", "mymath.py": b"", "../escape.py": b"",
+            "memory_store.py": b"", "notes.txt": b""}  # fmt: skip
+    folder = tmp_path / "scratch"
+    folder.mkdir()
+    folders = stage(Collected("ana", [], rows), folder)
+    assert sorted(p.name for p in folders["own"].iterdir()) == [
+        "mymath.py", "retriever.py", "scoring.py"]  # fmt: skip
+    assert sorted(p.name for p in folders["reference"].iterdir()) == ["mymath.py", "retriever.py"]
+    assert not (tmp_path / "escape.py").exists()
