@@ -73,7 +73,7 @@ def test_the_stub_table_of_base_unwritten_mirrors_the_milestones():
 
     expected = {name: f"{row.file}, Milestone {row.number}" for name, row in MILESTONES.items()}
     expected |= {
-        name: f"code/{module}.py, notebook {notebook[:2]}'s exercise"
+        name: f"code/{module}.py, notebook {notebook.split('_')[0]}'s exercise"
         for name, (module, notebook) in EXERCISES.items()
     }
     assert expected == WHERE
