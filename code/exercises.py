@@ -27,7 +27,14 @@ from collections.abc import Iterable, Sequence
 from base.defaults import DECAY_RATE, WEIGHTS
 from base.text import words
 from base.units import SECONDS_PER_HOUR
-from base.validation import Weights, as_timestamp, check_decay_rate, check_ids, check_weights
+from base.validation import (
+    Weights,
+    as_timestamp,
+    check_decay_rate,
+    check_ids,
+    check_int,
+    check_weights,
+)
 from embeddings.worth_embedding import ACK_WORDS, FILLER_WORDS, GREETING_WORDS
 
 
@@ -58,13 +65,14 @@ def fact_to_replace(user_id: str, candidates: Sequence[dict], threshold: float =
     # Return its id, or None when no candidate qualifies. Pitfall: a fact of another
     # user can be the most similar of all; it is never a candidate.
     ### BEGIN SOLUTION
-    best, best_similarity = None, threshold
+    winner = None
     for c in candidates:
-        if c["user"] != user_id or c["kind"] not in ("semantic", "procedural"):
-            continue
-        if not c.get("superseded", False) and c["similarity"] >= best_similarity:
-            best, best_similarity = c["id"], c["similarity"]  # >=: the newer wins a tie
-    return best
+        mine = c["user"] == user_id and c["kind"] in ("semantic", "procedural")
+        live = not c.get("superseded", False)
+        close = c["similarity"] >= threshold
+        if mine and live and close and (winner is None or c["similarity"] >= winner["similarity"]):
+            winner = c  # >=: on a tie the later (newer) one wins
+    return None if winner is None else winner["id"]
     ### END SOLUTION
 
 
@@ -89,14 +97,13 @@ def noise_reason(text: str) -> str | None:
     # "greeting" if any of them is a greeting word, else an "acknowledgement". One real
     # word makes it worth a memory (None).
     ### BEGIN SOLUTION
-    if not text.strip():
-        return "empty"
-    said = words(text)
-    if not said:
-        return "acknowledgement"
-    if all(w in GREETING_WORDS or w in ACK_WORDS or w in FILLER_WORDS for w in said):
-        return "greeting" if any(w in GREETING_WORDS for w in said) else "acknowledgement"
-    return None
+    said = set(words(text))
+    noise = GREETING_WORDS.union(ACK_WORDS, FILLER_WORDS)
+    if text.strip() == "":
+        return "empty"  # nothing but spaces
+    if said <= noise:  # no word at all ("👍"), or nothing but noise words
+        return "greeting" if said & GREETING_WORDS else "acknowledgement"
+    return None  # one real word is enough
     ### END SOLUTION
 
 
@@ -139,8 +146,7 @@ def recall_at_k(ranked_ids: Sequence[str], evidence: Iterable[str], k: int) -> f
     ranked_ids, evidence = check_ids(ranked_ids, "ranked_ids"), check_ids(evidence, "evidence")
     if not evidence:
         raise ValueError("evidence must name at least one id")
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-        raise ValueError(f"k must be an int >= 1, got {k!r}")
+    k = check_int(k, "k")
     # TODO: notebook 08. Of the evidence ids (each counted once), how many are among the
     # first k ranked ids? Return that as a share of all the evidence: 1 of 2 -> 0.5.
     ### BEGIN SOLUTION

@@ -121,11 +121,43 @@ def likely(slips: Sequence[Slip], cases_got: list[tuple[Case, Any]], got: Any, c
     return best
 
 
+def slip_model(function: Callable) -> Callable:
+    """A slip's answer only: called with every rule right it refuses (no reference to import).
+
+    The helpers below take the rules as keyword flags whose defaults are the right rules;
+    at least one flag must be changed, so none of them can stand in for your function.
+    """
+    defaults = function.__kwdefaults__ or {}
+
+    def model(*args, **flags):
+        if all(flags.get(key, value) == value for key, value in defaults.items()):
+            raise TypeError(f"{function.__name__} models a slip: change at least one rule")
+        return function(*args, **flags)
+
+    model.__name__ = function.__name__
+    return model
+
+
 UNKNOWN = Slip(
     "none of the usual slips gives this answer",
     "work this case by hand, rule by rule from the TODO, and see which rule your code skips",
     lambda *args, **kwargs: None,
 )
+
+
+def wrong_type(expected: Any, got: Any) -> Slip:
+    """A slip of the answer's type (a dict where an id is wanted, ...), else UNKNOWN."""
+    number = isinstance(got, (int, float)) and not isinstance(got, bool)
+    if expected is None or isinstance(got, type(expected)) or (isinstance(expected, float)
+                                                               and number):  # fmt: skip
+        return UNKNOWN
+    want = {str: "a str", list: "a list of positions", float: "a float"}.get(type(expected))
+    return Slip(
+        f"the function returned {'None' if got is None else 'a ' + type(got).__name__}, where "
+        f"{want or type(expected).__name__} is wanted",
+        "read the docstring's Returns and its example, and return that (is a `return` missing?)",
+        UNKNOWN.model,
+    )
 
 
 def run_exercise(
@@ -164,7 +196,9 @@ def run_exercise(
     for case, got, expected in results:
         if same(expected, got):
             continue
-        slip = likely(slips, [(c, g) for c, g, _ in results], got, case) or UNKNOWN
+        slip = likely(slips, [(c, g) for c, g, _ in results], got, case) or wrong_type(
+            expected, got
+        )
         head = f"{show_call(name, case)}\n  got:      {got!r}"
         fix = f"(fix it in {where(name)})"
         if reveal:
@@ -220,14 +254,15 @@ def _newest_best(allowed: list[dict]) -> dict:
     return max(reversed(allowed), key=lambda c: c["similarity"])  # the later one on a tie
 
 
+@slip_model
 def _choose(user_id, candidates, threshold=0.6, *, users=True, kinds=("semantic", "procedural"),
-            live=True, at=True, pick=_newest_best):  # fmt: skip
+            live=True, at=True, pick=_newest_best, threshold_used=True):  # fmt: skip
     """The rules with one of them dropped or changed: a slip's answer."""
     allowed = [
         c for c in candidates
         if (not users or c["user"] == user_id) and (not kinds or c["kind"] in kinds)
-        and (not live or not c.get("superseded")) and (c["similarity"] >= threshold if at
-                                                       else c["similarity"] > threshold)
+        and (not live or not c.get("superseded")) and (not threshold_used or (
+            c["similarity"] >= threshold if at else c["similarity"] > threshold))
     ]  # fmt: skip
     return pick(allowed)["id"] if allowed else None
 
@@ -261,10 +296,7 @@ FACT_SLIPS = [
              u, c, threshold, pick=lambda a: max(a, key=lambda x: x["similarity"]))),
     Slip("the threshold was ignored: a fact about something else would be replaced",
          "a similarity below the threshold means another subject: return None then",
-         lambda u, c, threshold=0.6: _choose(u, c, -1.0)),
-    Slip("the whole dict was returned, not its id", "return the winner's \"id\" (a string)",
-         lambda u, c, threshold=0.6: next((x for x in c if x["id"] == _choose(u, c, threshold)),
-                                          None)),
+         lambda u, c, threshold=0.6: _choose(u, c, threshold, threshold_used=False)),
 ]  # fmt: skip
 
 
@@ -288,6 +320,7 @@ NOISE_CASES = [
 ]
 
 
+@slip_model
 def _noise(text, *, split=True, every=True, emoji=True, blank=True, greeting_first=True):
     """The rules with one of them dropped or changed: a slip's answer."""
     from base.text import words
@@ -345,6 +378,7 @@ BUDGET_CASES = [
 ]
 
 
+@slip_model
 def _fit(costs, budget, summary_cost, *, stop=True, reserve=True, always=False, strict=False,
          order=False):  # fmt: skip
     """The rules with one of them dropped or changed: a slip's answer."""
@@ -401,6 +435,7 @@ RECALL_CASES = [
 ]
 
 
+@slip_model
 def _recall(ranked, evidence, k, *, off=0, per="evidence", unique=True, total_unique=True):
     wanted = set(evidence) if unique else list(evidence)
     found = sum(1 for e in wanted if e in ranked[: max(k + off, 0)])
@@ -437,6 +472,7 @@ RANK_CASES = [
 ]
 
 
+@slip_model
 def _rank(ranked, evidence, *, start=1, last=False, missing=0.0, invert=True):
     positions = [p for p, m in enumerate(ranked, start=start) if m in set(evidence)]
     if not positions:
