@@ -132,3 +132,18 @@ def test_an_answer_no_slip_explains_is_still_reported():
 def test_the_expected_values_are_tables_not_a_function_a_learner_could_call():
     text = Path(practice.__file__).read_text()
     assert "import exercises" not in text and "from exercises" not in text
+
+
+@pytest.mark.parametrize(
+    ("model", "args"),
+    [
+        (practice._choose, ("eric", [practice.fact("f1", 0.9)])),
+        (practice._noise, ("ok thanks",)),
+        (practice._fit, ([40, 30], 90, 15)),
+        (practice._recall, (["m1"], ["m1"], 1)),
+        (practice._rank, (["m1"], ["m1"])),
+    ],
+)
+def test_a_slip_model_refuses_to_answer_with_every_rule_right(model, args):
+    with pytest.raises(TypeError, match="models a slip"):
+        model(*args)
