@@ -29,6 +29,7 @@ from base.text import words
 from base.units import SECONDS_PER_HOUR
 from base.validation import (
     Weights,
+    as_number,
     as_timestamp,
     check_decay_rate,
     check_ids,
@@ -53,6 +54,9 @@ def fact_to_replace(user_id: str, candidates: Sequence[dict], threshold: float =
     Example: a new fact of eric's, stored facts f1 (0.86) and f2 (0.31) of eric's:
         fact_to_replace("eric", [f1, f2]) -> "f1"
     """
+    if isinstance(candidates, (str, bytes, dict)) or not isinstance(candidates, Sequence):
+        raise TypeError(f"candidates must be a list of dicts, got {type(candidates).__name__}")
+    threshold = as_number(threshold, "threshold")
     for i, c in enumerate(candidates):
         if not isinstance(c, dict) or not {"id", "user", "kind", "similarity"} <= set(c):
             raise ValueError(
@@ -120,10 +124,11 @@ def fit_in_budget(costs: Sequence[int], budget: int, summary_cost: int) -> list[
 
     Example: costs [40, 50, 30], budget 100, summary 15 -> [0] (40 + 50 + 15 = 105 > 100)
     """
-    costs = [int(c) for c in costs]
-    if any(c < 0 for c in costs) or budget < 0 or summary_cost < 0:
-        raise ValueError(f"costs, budget and summary_cost must be >= 0, got {costs}, "
-                         f"{budget}, {summary_cost}")  # fmt: skip
+    if isinstance(costs, (str, bytes, dict)) or not isinstance(costs, Sequence):
+        raise TypeError(f"costs must be a list of token counts, got {type(costs).__name__}")
+    costs = [check_int(c, f"costs[{i}]", 0, "tokens") for i, c in enumerate(costs)]
+    budget = check_int(budget, "budget", 0, "tokens the memory block may use")
+    summary_cost = check_int(summary_cost, "summary_cost", 0, "tokens of the summary line")
     # TODO: notebook 07g. Show the best memories, in rank order, while they fit: the
     # first memory that does not fit ends the list (a lower-ranked one is never shown in
     # its place). "Fits" counts the summary line too whenever some memory is left out;

@@ -147,3 +147,23 @@ def test_the_expected_values_are_tables_not_a_function_a_learner_could_call():
 def test_a_slip_model_refuses_to_answer_with_every_rule_right(model, args):
     with pytest.raises(TypeError, match="models a slip"):
         model(*args)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "said"),
+    [
+        (lambda: exercises.fact_to_replace("eric", "f1"), TypeError, "candidates must be a list"),
+        (lambda: exercises.fact_to_replace("eric", [{"id": "f1"}]), ValueError, "candidates[0]"),
+        (lambda: exercises.fact_to_replace("eric", [], threshold="high"), TypeError, "threshold"),
+        (lambda: exercises.noise_reason(None), TypeError, "text must be a string"),
+        (lambda: exercises.fit_in_budget([40, "x"], 100, 15), TypeError, "costs[1]"),
+        (lambda: exercises.fit_in_budget([40], -1, 15), ValueError, "budget must be"),
+        (lambda: exercises.recall_at_k("m1", ["m1"], 1), TypeError, "for one id write"),
+        (lambda: exercises.recall_at_k(["m1"], [], 1), ValueError, "evidence must name"),
+        (lambda: exercises.reciprocal_rank(["m1"], []), ValueError, "evidence must name"),
+        (lambda: exercises.score_sql("soon"), TypeError, "now must be"),
+    ],
+)
+def test_bad_input_is_refused_before_the_learners_part_runs(call, error, said):
+    with pytest.raises(error, match=re.escape(said)):
+        call()

@@ -124,7 +124,7 @@ def likely(slips: Sequence[Slip], cases_got: list[tuple[Case, Any]], got: Any, c
 def slip_model(function: Callable) -> Callable:
     """A slip's answer only: called with every rule right it refuses (no reference to import).
 
-    The helpers below take the rules as keyword flags whose defaults are the right rules;
+    The slip models below take the rules as keyword flags whose defaults are the right rules;
     at least one flag must be changed, so none of them can stand in for your function.
     """
     defaults = function.__kwdefaults__ or {}
