@@ -33,6 +33,10 @@ REGISTRY = _load_registry()
 
 # What a learner writes, graded exactly as submitted.
 LEARNER_FILES: tuple[str, ...] = REGISTRY.LEARNER_FILES  # ("code/scoring.py", ...)
+# Ungraded exercises' files ("code/exercises.py"): cleared to stubs like the learner core,
+# never collected for grading.
+EXERCISE_FILES: tuple[str, ...] = REGISTRY.EXERCISE_FILES
+CLEARED_FILES: tuple[str, ...] = LEARNER_FILES + EXERCISE_FILES
 
 
 class GradedNotebook(NamedTuple):

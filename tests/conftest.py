@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 
 import network_guard
-from teaching.milestones import LEARNER_FILES, MILESTONE_TESTS, MILESTONES, where
+from teaching.milestones import (
+    EXERCISE_FILES,
+    EXERCISES,
+    LEARNER_FILES,
+    MILESTONE_TESTS,
+    MILESTONES,
+    where,
+)
 
 NOW = 1_000_000.0  # epoch seconds: the course examples' fixed "now"
 HOUR = 3600.0
@@ -55,9 +62,9 @@ def no_network(monkeypatch):
 ROOT = Path(__file__).resolve().parent.parent
 CODE = ROOT / "code"
 LAUNCHER = CODE / "run.py"  # python code/run.py progress | mentor | evaluate | chat
-STUDENT_EDITION = any(
+STUDENT_EDITION = any(  # a stub left in the milestones' files or the exercises'
     "# YOUR CODE HERE" in (ROOT / name).read_text()
-    for name in LEARNER_FILES
+    for name in LEARNER_FILES + EXERCISE_FILES
     if (ROOT / name).exists()
 )
 
@@ -81,12 +88,16 @@ def waits_for(error: BaseException | None) -> str | None:
             code = traceback.tb_frame.f_code
             if code.co_name in MILESTONES and _is_learner_file(code.co_filename):
                 return f"{code.co_name} is not implemented yet ({where(code.co_name)})"
+            if code.co_name in EXERCISES and _is_learner_file(code.co_filename):
+                module, notebook = EXERCISES[code.co_name]
+                return f"{code.co_name} is not implemented yet (code/{module}.py, {notebook})"
         error = error.__cause__ or error.__context__
     return None
 
 
 def _is_learner_file(filename: str) -> bool:
-    return any(Path(filename).as_posix().endswith("/" + name) for name in LEARNER_FILES)
+    files = LEARNER_FILES + EXERCISE_FILES
+    return any(Path(filename).as_posix().endswith("/" + name) for name in files)
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from provided_probes import PROBES, expected_words, run_probe
-from teaching.milestones import EXERCISES, LEARNER_FILES, MILESTONES
+from teaching.milestones import EXERCISE_FILES, EXERCISES, LEARNER_FILES, MILESTONES
 
 # the instructor's tools clear the learner core; the student edition has no grading/ (and
 # its own learner core is the stubs already: tests/grading/ checks it at release)
@@ -73,7 +73,41 @@ def test_the_stub_table_of_base_unwritten_mirrors_the_milestones():
 
     expected = {name: f"{row.file}, Milestone {row.number}" for name, row in MILESTONES.items()}
     expected |= {
-        name: f"code/{module}.py, notebook {notebook[:2]}'s exercise"
+        name: f"code/{module}.py, notebook {notebook.split('_')[0]}'s exercise"
         for name, (module, notebook) in EXERCISES.items()
     }
     assert expected == WHERE
+
+
+@pytest.fixture(scope="module")
+def exercises_stubbed(tmp_path_factory) -> Path:
+    """code/ of a learner who finished the milestones but not notebook 08's exercise."""
+    code = tmp_path_factory.mktemp("exercises") / "code"
+    shutil.copytree(CODE, code, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in EXERCISE_FILES:
+        target = code / Path(name).name
+        target.write_text(clear_solutions(target.read_text(), name))
+    return code
+
+
+def metrics_of(code: Path) -> str:
+    script = (
+        f"import sys; sys.path.insert(0, {str(code)!r})\n"
+        "from evaluation.metrics import recall_at_k, reciprocal_rank\n"
+        "for call in (lambda: recall_at_k(['m7', 'm2'], ['m2'], 1),\n"
+        "             lambda: reciprocal_rank(['m7', 'm2'], ['m2'])):\n"
+        "    try:\n        print(call())\n"
+        "    except NotImplementedError as error:\n"
+        "        print(type(error).__name__, error)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_the_evaluation_metrics_are_the_learners_own(exercises_stubbed):
+    said = metrics_of(exercises_stubbed)
+    for name in ("recall_at_k", "reciprocal_rank"):
+        assert f"NotWrittenYet not implemented yet: {name} runs on your {name}" in said, said
+    assert said.count("code/exercises.py, notebook 08's exercise") == 2, said
+    assert metrics_of(CODE) == "0.0\n0.5\n"

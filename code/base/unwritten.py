@@ -28,9 +28,15 @@ WHERE = {  # learner function -> where it is written
     "retrieve": "code/retriever.py, Milestone 4",
     "kind_recency_score": "code/scoring.py, Milestone 5",
     "retrieve_by_kind": "code/retriever.py, Milestone 5",
+    "fact_to_replace": "code/exercises.py, notebook 07b's exercise",
+    "noise_reason": "code/exercises.py, notebook 07f's exercise",
+    "fit_in_budget": "code/exercises.py, notebook 07g's exercise",
+    "recall_at_k": "code/exercises.py, notebook 08's exercise",
+    "reciprocal_rank": "code/exercises.py, notebook 08's exercise",
     "retrieval_scores": "code/scoring.py, notebook 09's exercise",
+    "score_sql": "code/exercises.py, notebook 10's exercise",
 }
-LEARNER_FILES = {"scoring.py", "retriever.py"}
+LEARNER_FILES = {"scoring.py", "retriever.py", "exercises.py"}
 
 
 class NotWrittenYet(NotImplementedError):

@@ -97,8 +97,23 @@ MILESTONE_TESTS = (
 
 # Exercises that a notebook checks and nothing grades: function -> (file in code/,
 # notebook). Their solution regions are cleared from the student edition like a
-# milestone's (they live in a learner file); their checks are teaching/checks/vectorised.py.
-EXERCISES = {"retrieval_scores": ("scoring", "09_scale.ipynb")}
+# milestone's; their checks are teaching/checks/vectorised.py (09) and practice.py (the
+# rest, all in code/exercises.py, which nothing grades).
+EXERCISES = {
+    "fact_to_replace": ("exercises", "07b_superseded_facts.ipynb"),
+    "noise_reason": ("exercises", "07f_what_to_embed.ipynb"),
+    "fit_in_budget": ("exercises", "07g_context_budget.ipynb"),
+    "recall_at_k": ("exercises", "08_evaluation.ipynb"),
+    "reciprocal_rank": ("exercises", "08_evaluation.ipynb"),
+    "retrieval_scores": ("scoring", "09_scale.ipynb"),
+    "score_sql": ("exercises", "10_postgres.ipynb"),
+}
+# The exercises' own files (not graded, so not LEARNER_FILES): cleared all the same.
+EXERCISE_FILES = tuple(
+    name
+    for name in dict.fromkeys(f"code/{module}.py" for module, _ in EXERCISES.values())
+    if name not in LEARNER_FILES
+)  # ("code/exercises.py",)
 
 
 def where(name: str) -> str:

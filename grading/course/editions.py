@@ -30,6 +30,7 @@ from grading import layout
 from grading.course.gradebook import configured_url, gradebook_setting
 from grading.layout import (
     ASSIGNMENT,
+    CLEARED_FILES,
     COURSE,
     COURSE_ID,
     DIST,
@@ -214,7 +215,7 @@ def check_markers(files: list[str], root: Path = ROOT) -> list[tuple[Path, str]]
     holders = []
     for name in files:
         path = root / name
-        if name in LEARNER_FILES or name in {f"notebooks/{nb.name}.ipynb" for nb in GRADED}:
+        if name in CLEARED_FILES or name in {f"notebooks/{nb.name}.ipynb" for nb in GRADED}:
             holders.append((path, name))
             continue
         if path.suffix not in (".py", ".ipynb") or is_listed(name, INSTRUCTOR_ONLY):
@@ -225,7 +226,7 @@ def check_markers(files: list[str], root: Path = ROOT) -> list[tuple[Path, str]]
                 if regions(text, name, markers):
                     raise BuildError(
                         f"{name}: holds {markers[0]} but is not graded; only "
-                        f"{', '.join(LEARNER_FILES)} and the graded notebooks "
+                        f"{', '.join(CLEARED_FILES)} and the graded notebooks "
                         f"({', '.join(nb.name for nb in GRADED)}) may hold answers"
                     )
     for path, name in holders:
@@ -270,7 +271,7 @@ def build_course(
     for name in files:
         if name.startswith("code/") and name.endswith(".py"):
             _copy(ROOT / name, source / name)  # the lab's packages too: the checks live there
-    for name in LEARNER_FILES:
+    for name in CLEARED_FILES:
         (source / name).write_text(clear_solutions((ROOT / name).read_text(), name))
     (course / "nbgrader_config.py").write_text(course_config(cell_timeout, late) + kept)
     log("nbgrader generate_assignment: clearing solutions and hidden checks ...")
@@ -352,7 +353,7 @@ def build_student(files: list[str], course: Path = COURSE, student: Path = STUDE
         target = student / name
         if name in graded:
             _copy(graded[name], target)
-        elif name in LEARNER_FILES:
+        elif name in CLEARED_FILES:
             _copy(release / name, target)
         else:
             _copy(ROOT / name, target)
@@ -408,7 +409,7 @@ RUFF_TABLE = "[tool.ruff.lint.per-file-ignores]\n"
 STUB_IGNORES = (
     "# Student edition: the stubs import what the learner's code will use, and the released\n"
     "# notebooks import what their hidden checks used; `ruff check --fix` must not remove it.\n"
-    + "".join(f'"{name}" = ["F401"]\n' for name in LEARNER_FILES)
+    + "".join(f'"{name}" = ["F401"]\n' for name in CLEARED_FILES)
     + "".join(f'"notebooks/{nb.name}.ipynb" = ["F401"]\n' for nb in GRADED)
 )
 

@@ -24,7 +24,7 @@ LEARNER_CORE: dict[str, list[str]] = {}  # "scoring.py" -> its learner functions
 for _row in MILESTONES.values():
     LEARNER_CORE.setdefault(f"{_row.module}.py", []).append(_row.name)
 for _name, (_module, _notebook) in EXERCISES.items():  # checked in a notebook, not graded
-    LEARNER_CORE[f"{_module}.py"].append(_name)
+    LEARNER_CORE.setdefault(f"{_module}.py", []).append(_name)
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 
 
