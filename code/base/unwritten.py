@@ -28,9 +28,12 @@ WHERE = {  # learner function -> where it is written
     "retrieve": "code/retriever.py, Milestone 4",
     "kind_recency_score": "code/scoring.py, Milestone 5",
     "retrieve_by_kind": "code/retriever.py, Milestone 5",
+    "reflection_groups": "code/reflection.py, optional milestone 8",
+    "memory_to_record": "code/persistence.py, optional milestone 9",
+    "memory_from_record": "code/persistence.py, optional milestone 9",
     "retrieval_scores": "code/scoring.py, notebook 09's exercise",
 }
-LEARNER_FILES = {"scoring.py", "retriever.py"}
+LEARNER_FILES = {"scoring.py", "retriever.py", "reflection.py", "persistence.py"}
 
 
 class NotWrittenYet(NotImplementedError):
