@@ -108,21 +108,24 @@ def memory_from_record(record: dict, user_id: str) -> Memory:
     # accepts; and the memory's metadata must be its own copy, not the record's dict.
     ### BEGIN SOLUTION
     missing = [name for name in RECORD_FIELDS if name not in record]
-    if missing:
-        raise ValueError(f"the record lacks field(s) {', '.join(missing)}: every field is needed")
     extra = sorted(set(record) - set(RECORD_FIELDS), key=str)
-    if extra:
-        raise ValueError(f"the record has unknown field(s) {', '.join(map(str, extra))}")
-    if record["user_id"] != user_id:
-        raise ValueError(
+    problem = None
+    if missing:
+        problem = f"the record lacks field(s) {', '.join(missing)}: every field is needed"
+    elif extra:
+        problem = f"the record has unknown field(s) {', '.join(map(str, extra))}"
+    elif record["user_id"] != user_id:
+        problem = (
             f"the record of memory {record['id']!r} belongs to user {record['user_id']!r}, "
             f"not {user_id!r}: a store holds one user's memories"
         )
+    if problem is not None:
+        raise ValueError(problem)
     values = {name: record[name] for name in RECORD_FIELDS if name != "last_accessed"}
     values["metadata"] = copy.deepcopy(record["metadata"])
-    memory = Memory(**{**values, "last_accessed": record["created_at"]})
-    memory.last_accessed = record["last_accessed"]  # may be a moment before created_at
-    return memory
+    restored = Memory(**{**values, "last_accessed": record["created_at"]})
+    restored.last_accessed = record["last_accessed"]  # may be a moment before created_at
+    return restored
     ### END SOLUTION
 
 

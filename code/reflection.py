@@ -73,18 +73,18 @@ def reflection_groups(
     # goes to the older one; a group too small is left out, not returned half-way.
     ### BEGIN SOLUTION
     groups: list[list[Memory]] = []
-    for memory in memories:
-        if memory.kind != "episodic" or memory.superseded_by is not None:
+    for episode in memories:
+        if episode.kind != "episodic" or episode.superseded_by is not None:
             continue
         best, best_mean = None, min_similarity
         for group in groups:
-            mean = sum(relevance_score(memory.embedding, m.embedding) for m in group)
+            mean = sum(relevance_score(episode.embedding, m.embedding) for m in group)
             mean /= len(group)
             if mean > best_mean or (best is None and mean == min_similarity):
                 best, best_mean = group, mean
         if best is None:
-            groups.append([memory])
+            groups.append([episode])
         else:
-            best.append(memory)
+            best.append(episode)
     return [[m.id for m in group] for group in groups if len(group) >= min_size]
     ### END SOLUTION

@@ -458,3 +458,11 @@ def test_progress_lists_the_optional_milestones_apart():
         "(07d_consolidation.ipynb)." in text
     )
     assert "Optional 8" in text
+
+
+def test_an_empty_prediction_asks_for_one_without_stopping_the_notebook(capsys):
+    checks.check_groups_prediction(None)
+    checks.check_refusal_prediction(None)
+    out = capsys.readouterr().out
+    assert "no prediction yet: set my_groups" in out and "no prediction yet: set my_refused" in out
+    assert ladder.tries("07d.groups") == ladder.tries("07h.refused") == 0

@@ -428,6 +428,9 @@ def check_refusal_prediction(refused, *, reveal: bool = False) -> None:
         why = [f"  {i}: refused, {w}" for i, w in REFUSED.items()]
         why += [f"  {i}: accepted, {w}" for i, w in ACCEPTED.items()]
         raise CheckFailed("the answer, as asked:\n" + "\n".join(sorted(why)))
+    if refused is None:  # no stop: which are refused is shown only by this check
+        print("no prediction yet: set my_refused to the ids you expect refused, then run this cell")
+        return
     if not isinstance(refused, (set, list, tuple)) or not all(isinstance(i, str) for i in refused):
         raise CheckFailed(f"a prediction is a set of record ids, e.g. {{'r1'}}; got {refused!r}")
     refused = set(refused)
