@@ -58,6 +58,7 @@ INSTRUCTOR_ONLY = (
     "dist/",
     ".ci/",
     "tests/teaching/test_checks.py",
+    "tests/teaching/test_optional_checks.py",
     "tests/notebooks/test_learner_jupyterlab.py",
     "tests/grading/",
     "benchmarks/bench_grading.py",

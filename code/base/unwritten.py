@@ -33,10 +33,13 @@ WHERE = {  # learner function -> where it is written
     "fit_in_budget": "code/exercises.py, notebook 07g's exercise",
     "recall_at_k": "code/exercises.py, notebook 08's exercise",
     "reciprocal_rank": "code/exercises.py, notebook 08's exercise",
+    "reflection_groups": "code/reflection.py, optional milestone 8",
+    "memory_to_record": "code/persistence.py, optional milestone 9",
+    "memory_from_record": "code/persistence.py, optional milestone 9",
     "retrieval_scores": "code/scoring.py, notebook 09's exercise",
     "score_sql": "code/exercises.py, notebook 10's exercise",
 }
-LEARNER_FILES = {"scoring.py", "retriever.py", "exercises.py"}
+LEARNER_FILES = {"scoring.py", "retriever.py", "exercises.py", "reflection.py", "persistence.py"}
 
 
 class NotWrittenYet(NotImplementedError):

@@ -11,9 +11,10 @@ superseding.fact_history(store, fact.id) returns them). Specifics fade, the less
     for c in consolidate(store, embedder, now):
         print(c.fact.text, c.fact.metadata["evidence"])
 
-Clustering is a greedy average-link pass in store order: each live episode joins the
-cluster it is most similar to on average (cosine of the stored embeddings), if that
-average reaches `min_similarity`, or starts a new cluster. It is deterministic and
+Clustering is reflection_groups (code/reflection.py, optional milestone 8): a greedy
+average-link pass in store order, each live episode joining the cluster it is most
+similar to on average (cosine of the stored embeddings), if that average reaches
+`min_similarity`, or starting a new cluster. It is deterministic and
 easy to follow, not optimal. The summary comes from a chat model through litellm when
 one is configured; offline, a deterministic summariser quotes the most typical episode.
 
@@ -29,6 +30,7 @@ from typing import NamedTuple
 
 from base.links import link_rule
 from base.redaction import redact
+from base.unwritten import runs_on_learner_code
 from base.validation import as_number, as_timestamp, check_bool, check_importance, check_int
 from embedding_helpers import Embedder
 from extensions.model_choice import ask, is_offline, resolve_chat_model
@@ -36,6 +38,7 @@ from extensions.superseding import linked
 from llm.gateway import ModelCallError
 from llm.memory_block import DATA_NOT_INSTRUCTIONS, format_date, render_notes
 from memory_store import Memory, MemoryStore
+from reflection import reflection_groups
 from scoring import relevance_score
 
 MIN_CLUSTER_SIZE = 5  # "five episodes about the same thing become one fact"
@@ -60,6 +63,7 @@ class Consolidation(NamedTuple):
     source: str  # "model" or "offline", and why when a model was not used
 
 
+@runs_on_learner_code
 def find_clusters(
     store: MemoryStore,
     *,
@@ -68,7 +72,9 @@ def find_clusters(
 ) -> list[list[Memory]]:
     """Groups of at least `min_size` related live episodes, each in store order.
 
-    A cluster holds one user's episodes only, even in a store that mixes users.
+    A cluster holds one user's episodes only, even in a store that mixes users. Which
+    episodes belong together is decided by reflection_groups (code/reflection.py,
+    optional milestone 8), once per user; until it is written this says so.
 
     find_clusters(store) -> [[Memory(id='m1', ...), ..., Memory(id='m5', ...)]]  (five leaks)
     """
@@ -78,24 +84,18 @@ def find_clusters(
     threshold = as_number(min_similarity, "min_similarity")
     if not -1.0 <= threshold <= 1.0:
         raise ValueError(f"min_similarity must be a cosine in [-1, 1], got {min_similarity!r}")
-    clusters: list[list[Memory]] = []
-    for memory in store.live():
-        if memory.kind != "episodic":
-            continue  # facts and skills are consolidated already
-        best, best_similarity = None, threshold
-        for cluster in clusters:
-            if cluster[0].user_id != memory.user_id:
-                continue  # never merge two people's episodes into one fact
-            similarity = sum(relevance_score(memory.embedding, m.embedding) for m in cluster)
-            similarity /= len(cluster)  # average link: like the cluster as a whole
-            # reaching the threshold is enough; of two equally similar clusters, the older wins
-            if similarity > best_similarity or (best is None and similarity == threshold):
-                best, best_similarity = cluster, similarity
-        if best is None:
-            clusters.append([memory])
-        else:
-            best.append(memory)
-    return [cluster for cluster in clusters if len(cluster) >= min_size]
+    memories = list(store)  # store order; reflection_groups skips facts and archived ones
+    by_id = {memory.id: memory for memory in memories}
+    position = {memory.id: i for i, memory in enumerate(memories)}
+    users = dict.fromkeys(memory.user_id for memory in memories)  # in order of appearance
+    clusters = [
+        [by_id[memory_id] for memory_id in group]
+        for user in users  # never merge two people's episodes into one fact
+        for group in reflection_groups(
+            [m for m in memories if m.user_id == user], threshold, min_size
+        )
+    ]
+    return sorted(clusters, key=lambda cluster: position[cluster[0].id])
 
 
 def offline_summary(memories: list[Memory]) -> str:

@@ -261,8 +261,11 @@ def list_users(path) -> list[str]:
     return [user for (user,) in rows]
 
 
-def export_jsonl(store: MemoryStore, target) -> int:
+def export_jsonl(store: MemoryStore, target, *, to_record=None) -> int:
     """Write every memory of `store`, superseded ones too, as JSON lines; returns the count.
+
+    to_record: memory -> the dict written for it (default Memory.to_dict; persistence.py's
+    export_jsonl passes the learner's memory_to_record, optional milestone 9).
 
     Give it a one-user store (PersistentMemoryStore(path, user_id)) to export one user.
     The embedding is included, so Memory.from_dict(json.loads(line)) restores a memory.
@@ -279,14 +282,23 @@ def export_jsonl(store: MemoryStore, target) -> int:
             written_atomically(target) as temporary,
             open(temporary, "w", encoding="utf-8") as file,  # closed before the rename
         ):
-            return export_jsonl(store, file)
+            return export_jsonl(store, file, to_record=to_record)
     if not callable(getattr(target, "write", None)):
         raise TypeError(
             f"target must be a file path or an open text file, got {type(target).__name__}"
         )
     out: IO[str] = target
+    to_record = Memory.to_dict if to_record is None else to_record
     count = 0
     for memory in store:
-        out.write(json.dumps(memory.to_dict(), ensure_ascii=False) + "\n")
+        record = to_record(memory)
+        try:
+            line = json.dumps(record, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"the record of memory {memory.id!r} is not JSON data ({exc}): a record holds "
+                "str, numbers, None, lists and dicts only (an embedding as a list of floats)"
+            ) from None
+        out.write(line + "\n")
         count += 1
     return count

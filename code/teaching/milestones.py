@@ -31,7 +31,7 @@ class Milestone(NamedTuple):
     """One learner function: where it lives, which milestone it is and how it is graded."""
 
     name: str  # the function, e.g. "recency_score"
-    number: int  # the milestone, 1-5
+    number: int  # the milestone: 1-5 the core, 6 on optional (the course's Extended list)
     module: str  # the file in code/ that holds it, without .py
     notebook: str  # the notebook that teaches and checks it
     grade_cells: tuple[GradeCell, ...]
@@ -47,7 +47,8 @@ class Milestone(NamedTuple):
 
     @property
     def where(self) -> str:
-        return f"{self.file}, Milestone {self.number} ({self.notebook})"
+        label = "Milestone" if self.number <= 5 else "optional milestone"
+        return f"{self.file}, {label} {self.number} ({self.notebook})"
 
 
 def _row(name, number, module, notebook, *cells: str) -> Milestone:
@@ -72,6 +73,12 @@ _ROWS = (
          "check_kind_recency_score", "check_kind_recency_score_hidden"),
     _row("retrieve_by_kind", 5, "retriever", "07a_kinds.ipynb",
          "check_retrieve_by_kind", "check_retrieve_by_kind_hidden"),
+    _row("reflection_groups", 8, "reflection", "07d_consolidation.ipynb",
+         "check_reflection_groups", "check_reflection_groups_hidden"),
+    _row("memory_to_record", 9, "persistence", "07h_persistence.ipynb",
+         "check_memory_to_record", "check_memory_to_record_hidden"),
+    _row("memory_from_record", 9, "persistence", "07h_persistence.ipynb",
+         "check_memory_from_record", "check_memory_from_record_hidden"),
 )  # fmt: skip
 
 MILESTONES: dict[str, Milestone] = {row.name: row for row in _ROWS}  # in milestone order

@@ -33,6 +33,7 @@ from typing import NamedTuple
 from teaching.checks.core import CheckFailed, NotImplementedYet
 from teaching.milestones import MILESTONES, where
 
+CORE = 5  # Milestones 1-5 are the course's core; higher numbers are optional
 TIME_LIMIT = 20.0  # seconds per check; a correct function needs a fraction of one
 LAUNCHER = Path(__file__).resolve().parent.parent / "run.py"  # code/run.py
 
@@ -91,24 +92,34 @@ def report(outcomes: list[Outcome]) -> str:
     lines, shown = [], set()
     for outcome in outcomes:
         number = MILESTONES[outcome.name].number
-        label = f"Milestone {number}" if number not in shown else ""
+        label = ("Milestone" if number <= CORE else "Optional") + f" {number}"
+        label = label if number not in shown else ""
         shown.add(number)
         first = outcome.message.splitlines()[0] if outcome.message else "all checks passed"
         if outcome.status == "todo":
             first = "not started: still `raise NotImplementedError()`"
         lines.append(f"{label:<11}  {outcome.name:<{width}}  {outcome.status:<4}  {first}")
-    passed = sum(o.status == "pass" for o in outcomes)
+    core = [o for o in outcomes if MILESTONES[o.name].number <= CORE]
+    passed = sum(o.status == "pass" for o in core)
     lines.append("")
-    lines.append(f"{passed} of {len(outcomes)} functions pass their checks.")
-    todo = next((o for o in outcomes if o.status != "pass"), None)
+    lines.append(f"{passed} of {len(core)} functions pass their checks.")
+    todo = next((o for o in core if o.status != "pass"), None)
     if todo is None:
         lines.append(
-            f"All {len({MILESTONES[o.name].number for o in outcomes})} milestones pass. Next: "
+            f"All {len({MILESTONES[o.name].number for o in core})} milestones pass. Next: "
             "notebooks 07b-07h (in any order), 08 and 09, then EVALUATION.md."
         )
+        optional = [o for o in outcomes if o not in core]
+        left = next((o for o in optional if o.status != "pass"), None)
+        if optional:
+            done = sum(o.status == "pass" for o in optional)
+            lines.append(f"Optional milestones: {done} of {len(optional)} functions pass.")
+        if left is not None:
+            verb = "implement" if left.status == "todo" else "fix"
+            lines.append(f"Optional: {verb} {left.name} in {where(left.name)}.")
     else:
         verb = "implement" if todo.status == "todo" else "fix"
-        later = MILESTONES[todo.name].number == max(row.number for row in MILESTONES.values())
+        later = MILESTONES[todo.name].number == CORE
         before = "notebooks 05, 06a and 06b if you have not yet, then " if later else ""
         lines.append(f"Next: {before}{verb} {todo.name} in {where(todo.name)}.")
         if todo.status == "FAIL":
@@ -122,4 +133,5 @@ def main(argv: list[str]) -> int:
         return 0
     outcomes = [check(name) for name in MILESTONES]
     print(report(outcomes))
-    return 0 if all(o.status == "pass" for o in outcomes) else 1
+    core = [o for o in outcomes if MILESTONES[o.name].number <= CORE]
+    return 0 if all(o.status == "pass" for o in core) else 1  # optional ones are optional

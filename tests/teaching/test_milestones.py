@@ -64,9 +64,11 @@ def test_manual_cells_are_markdown_answers_with_a_model_answer_to_clear():
                     assert not any(m in cell.source for m in MARKERS), "a model answer shipped"
 
 
-def points(manual: bool) -> int:
-    """The points of the graded notebooks' checked (or written) cells: their metadata."""
-    return sum(sum(notebook_grade_cells(nb, manual).values()) for nb in NOTEBOOKS)
+def points(manual: bool, optional: bool = False) -> int:
+    """The points of the graded notebooks' checked (or written) cells: their metadata; the
+    core notebooks' (Milestones 1-5), or the optional milestones' (reported apart)."""
+    chosen = [nb for nb, number in NOTEBOOKS.items() if (number > 5) == optional]
+    return sum(sum(notebook_grade_cells(nb, manual).values()) for nb in chosen)
 
 
 def test_manual_cells_are_not_in_the_autograded_total():
@@ -83,6 +85,12 @@ def test_no_other_notebook_is_graded():
 
 def test_the_points_add_up_to_the_lab_total():
     assert points(manual=False) == 31  # 5 + 6 + 4 + 8 + 8
+
+
+def test_the_optional_milestones_8_and_9_are_worth_points_of_their_own():
+    assert sum(notebook_grade_cells("07d_consolidation.ipynb").values()) == 4
+    assert sum(notebook_grade_cells("07h_persistence.ipynb").values()) == 4
+    assert points(manual=True, optional=True) == 0  # no answers in words there
 
 
 def test_every_learner_function_has_a_public_check_of_its_name():
@@ -102,13 +110,16 @@ def test_every_learner_function_is_defined_in_the_file_the_registry_names(name):
 
 def test_milestones_are_numbered_in_order_and_each_has_a_notebook():
     numbers = [row.number for row in MILESTONES.values()]
-    assert numbers == sorted(numbers) and set(numbers) == {1, 2, 3, 4, 5}
-    assert sorted(NOTEBOOKS.values()) == [1, 2, 3, 4, 5]
+    assert numbers == sorted(numbers) and {1, 2, 3, 4, 5, 8, 9} <= set(numbers)
+    assert {n for n in numbers if n <= 5} == {1, 2, 3, 4, 5}  # the core; optional ones after
+    assert sorted(NOTEBOOKS.values()) == sorted(set(numbers))
 
 
 def test_the_grader_reads_the_same_table():
     layout = pytest.importorskip("grading.layout", reason="the instructor's tools are not here")
-    assert layout.LEARNER_FILES == LEARNER_FILES == ("code/scoring.py", "code/retriever.py")
+    assert layout.LEARNER_FILES == LEARNER_FILES
+    assert LEARNER_FILES[:2] == ("code/scoring.py", "code/retriever.py")
+    assert {"code/reflection.py", "code/persistence.py"} <= set(LEARNER_FILES)
     assert {f"{nb.name}.ipynb": nb.milestone for nb in layout.GRADED} == NOTEBOOKS
 
 

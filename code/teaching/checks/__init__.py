@@ -9,6 +9,8 @@
     m3_retrieval_score.py       Milestone 3: retrieval_score
     m4_retriever.py             Milestone 4: rank_memories, retrieve (scenarios on stores)
     m5_kinds.py                 Milestone 5: kind_recency_score, retrieve_by_kind; kind labels
+    m8_reflection.py            optional milestone 8: reflection_groups
+    m9_persistence.py           optional milestone 9: memory_to_record, memory_from_record
     failure_modes.py            notebooks 06a-06b: blame a signal from the table, then fix it
     answers.py                  answer cells: numbers checked with a tolerance, a recall's
                                 fields, the memory block's tokens (formative, not graded)
@@ -61,6 +63,17 @@ from teaching.checks.m5_kinds import (
     check_retrieve_by_kind,
     run_kind_scenario,
 )
+from teaching.checks.m8_reflection import (
+    check_groups_prediction,
+    check_reflection_groups,
+    run_reflection_cases,
+)
+from teaching.checks.m9_persistence import (
+    check_memory_from_record,
+    check_memory_to_record,
+    check_refusal_prediction,
+    run_persistence_cases,
+)
 from teaching.milestones import MILESTONES
 
 __all__ = [
@@ -73,11 +86,16 @@ __all__ = [
     "KindScenario",
     "NotImplementedYet",
     "Scenario",
+    "check_groups_prediction",
     "check_importance_score",
     "check_kind_labels",
     "check_kind_recency_score",
+    "check_memory_from_record",
+    "check_memory_to_record",
     "check_rank_memories",
     "check_recency_score",
+    "check_reflection_groups",
+    "check_refusal_prediction",
     "check_relevance_score",
     "check_retrieval_score",
     "check_retrieve",
@@ -85,6 +103,8 @@ __all__ = [
     "require_milestones",
     "run_cases",
     "run_kind_scenario",
+    "run_persistence_cases",
+    "run_reflection_cases",
     "run_scenario",
 ]
 
@@ -105,6 +125,9 @@ CHECKS: dict[str, Callable[..., None]] = {
     "retrieve": check_retrieve,
     "kind_recency_score": check_kind_recency_score,
     "retrieve_by_kind": check_retrieve_by_kind,
+    "reflection_groups": check_reflection_groups,
+    "memory_to_record": check_memory_to_record,
+    "memory_from_record": check_memory_from_record,
 }
 
 
