@@ -9,10 +9,18 @@ vectors, its now and the memories' access or creation times, their kinds and rat
 case's own weights, decay rate and half-lives (or the course's defaults), and signals that
 are some memory's. Anything else is refused, so the proxy is no oracle for other inputs.
 
-    answer = Oracle(request).answer
-    answer({"call": "importance_score", "args": [8], "kwargs": {}}) -> {"value": 0.8}
-    answer({"call": "importance_score", "args": [3], "kwargs": {}}) -> {"refused": True}
+The four calls a retriever makes about each memory of the case (its relevance, its
+recency at the case's decay rate or half-lives, its importance, and their sum with the
+case's weights) are answered ahead of time: `scores` is a table of those values, keyed
+by the call, sent with the case, so the worker answers them without a round trip over
+the pipe. The table holds numbers only, each what `answer` gives for that call; any
+other call (another rate, the creation time, another memory's signals) still comes here.
+
+    oracle = Oracle(request)
+    oracle.answer({"call": "importance_score", "args": [8], "kwargs": {}}) -> {"value": 0.8}
+    oracle.answer({"call": "importance_score", "args": [3], "kwargs": {}}) -> {"refused": True}
         (when no memory of the case is rated 3)
+    oracle.scores() -> {"parameters": {...}, "answers": {'["importance_score", [8.0]]': 0.8, ...}}
 
 Deliberately left out: judging (grading/judge/verdict.py); a call's reply is a number or a
 refusal, never a message.
@@ -22,11 +30,13 @@ from __future__ import annotations
 
 import inspect
 import math
+import struct
 import sys
 from collections.abc import Mapping
 from datetime import datetime
 
 from grading.layout import ROOT
+from grading.sandbox.worker import call_key, plain  # the worker's own form of a call
 
 if str(ROOT / "code") not in sys.path:
     sys.path.insert(0, str(ROOT / "code"))  # the instructor's solution; never a submission's
@@ -40,6 +50,11 @@ FUNCTIONS = (  # what the proxy forwards: the learner core's scoring functions
     "retrieval_score",
     "kind_recency_score",
 )
+PARAMETERS = {  # name -> [[parameter], [parameter, default], ...]: how a call binds
+    name: [[p.name] if p.default is p.empty else [p.name, plain(p.default)]
+           for p in inspect.signature(getattr(reference, name)).parameters.values()]
+    for name in FUNCTIONS
+}  # fmt: skip
 CALLS_PER_MEMORY = 20  # an honest retriever makes about 4 calls a memory
 RAISES = {"ValueError", "TypeError", "ZeroDivisionError", "OverflowError"}  # passed on by class
 
@@ -99,6 +114,7 @@ class Oracle:
         self.weights = [list(WEIGHTS), *([request["weights"]] if "weights" in request else [])]
         self.calls = CALLS_PER_MEMORY * (len(memories) + 1)
         self.signals = self._signals()
+        self.request = request
 
     def _signals(self) -> tuple[list[float], list[float], list[float]]:
         """Every relevance, recency and importance some memory of the case can have."""
@@ -112,8 +128,42 @@ class Oracle:
     def answer(self, call: dict) -> dict:
         """{"value": the reference's float} for a call about this case, else a refusal."""
         self.calls -= 1
+        if self.calls < 0:
+            return {"refused": True}
+        return self.reply(call)
+
+    def scores(self) -> dict:
+        """The answers to the calls a retriever makes about each of the case's memories, as
+        the worker keys them (call_key): what `reply` gives, computed here, ahead of time."""
+        answers = {}
+
+        def ask(name: str, *args) -> float | None:
+            call = {"call": name, "args": plain(list(args)), "kwargs": {}}
+            value = self.reply(call).get("value")
+            if type(value) is float:
+                answers[call_key(call, PARAMETERS)] = value
+            return value
+
+        query, now = self.request.get("query", []), self.request.get("now")
+        rate, weights = self.rates[-1], self.weights[-1]  # the case's own, else the defaults
+        table = self.request.get("half_lives")  # Milestone 5: recency by each memory's kind
+        for memory in self.request.get("memories", []):
+            stored = [struct.unpack("f", struct.pack("f", v))[0] for v in memory["embedding"]]
+            rel = ask("relevance_score", query, stored)  # the store keeps float32 vectors
+            when, kind = memory["last_accessed"], memory.get("kind", "episodic")
+            if table is None:
+                rec = ask("recency_score", now, when, rate)
+            else:
+                rec = ask("kind_recency_score", now, when, kind, table)
+            imp = ask("importance_score", memory["importance"])
+            if None not in (rel, rec, imp):
+                ask("retrieval_score", rel, rec, imp, weights)
+        return {"parameters": PARAMETERS, "answers": answers}
+
+    def reply(self, call: dict) -> dict:
+        """`answer` without counting the call against the case's budget."""
         name, args, kwargs = call.get("call"), call.get("args"), call.get("kwargs")
-        if self.calls < 0 or name not in FUNCTIONS:
+        if name not in FUNCTIONS:
             return {"refused": True}
         if not isinstance(args, list) or not isinstance(kwargs, dict):
             return {"refused": True}

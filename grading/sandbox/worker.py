@@ -8,8 +8,10 @@ sees an expected value, a case's label or the hidden case table, and it decides
 nothing: the trusted parent (grading/judge/verdict.py) compares and scores.
 
 In the Milestone 4 run the learner's retriever imports a `scoring` that is no file: a proxy
-(`proxy`) that sends each call to the parent as {"call": ...} and waits for its answer,
-so the reference solution never runs, or lies readable, in a process that runs learner code.
+(`proxy`) answered by the parent, so the reference solution never runs, or lies readable,
+in a process that runs learner code. Each case comes with the parent's answers to the
+scoring calls about its own memories (numbers, keyed by the call); any other call is sent
+to the parent as {"call": ...} and waits for its answer.
 
 Everything here may be tampered with by the learner's code, which runs in this very
 process: the parent trusts nothing it sends back beyond what it can validate.
@@ -105,11 +107,34 @@ def plain(value):
     raise TypeError(f"the grader's scoring takes numbers, vectors and tables, got {type(value)}")
 
 
+def call_key(call: dict, parameters: Mapping) -> str | None:
+    """A scoring call as one JSON text: its arguments bound to the function's parameters,
+    defaults filled in. The key of the parent's table of answers; None if it cannot bind."""
+    params, args, kwargs = parameters.get(call.get("call")), call.get("args"), call.get("kwargs")
+    if not isinstance(params, list) or not isinstance(args, list) or not isinstance(kwargs, dict):
+        return None
+    names = [param[0] for param in params]
+    if len(args) > len(names) or not set(kwargs) <= set(names[len(args) :]):
+        return None
+    given = {**dict(zip(names, args)), **kwargs}
+    if any(name not in given and len(param) < 2 for name, param in zip(names, params)):
+        return None
+    values = [given[name] if name in given else param[1] for name, param in zip(names, params)]
+    return json.dumps([call["call"], values], sort_keys=True)
+
+
 def forwarded(name: str):
-    """The proxy of one scoring function: the parent computes it, on this case's inputs only."""
+    """The proxy of one scoring function: the parent computes it, on this case's inputs only.
+
+    The case came with the parent's answers to the calls about its own memories (SCORES):
+    one of those is answered from there, any other call is sent to the parent.
+    """
 
     def function(*args, **kwargs):
         call = {"call": name, "args": plain(list(args)), "kwargs": plain(kwargs)}
+        known = SCORES.get("answers", {}).get(call_key(call, SCORES.get("parameters", {})))
+        if type(known) is float:
+            return known
         CHANNEL.write(json.dumps(call) + "\n")
         CHANNEL.flush()
         reply = json.loads(REPLIES.readline() or "{}")
@@ -204,6 +229,9 @@ def retrieval(request: dict) -> dict:
 
 
 def answer(request: dict) -> dict:
+    global SCORES
+    scores = request.pop("scores", None)
+    SCORES = scores if isinstance(scores, dict) else {}  # this case's answers, none other's
     try:
         if "memories" in request:
             return retrieval(request)
@@ -244,6 +272,7 @@ MODULES: dict = {}
 LEARNER = ""
 CHANNEL = sys.stdout  # where calls and replies go out (main: a copy of the first stdout)
 REPLIES = sys.stdin  # where the parent's requests and answers come in
+SCORES: dict = {}  # the parent's answers to the case's own scoring calls (Oracle.scores)
 
 if __name__ == "__main__":
     main()

@@ -220,13 +220,13 @@ def test_the_milestone_4_run_holds_no_reference_and_its_scoring_is_answered_by_t
     solution = [region.split("\n")[1].strip().encode() for region in regions]  # first lines
     assert len(solution) >= 5 and all(solution)  # every scoring function, vectorised one too
     calls = []
-    answer = Oracle.answer
+    reply = Oracle.reply  # every answer, sent with the case (scores) or asked for (answer)
 
     def counted(self, call):
         calls.append(call["call"])
-        return answer(self, call)
+        return reply(self, call)
 
-    monkeypatch.setattr(Oracle, "answer", counted)
+    monkeypatch.setattr(Oracle, "reply", counted)
     head = PROBE.replace("__SOLUTION__", repr(solution))
     graded = grade(submission(tmp_path, head))
     m4 = [o for o in graded.outcomes if o.cell.milestone == 4]

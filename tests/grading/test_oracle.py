@@ -117,3 +117,60 @@ def test_calls_beyond_the_case_budget_are_refused():
     oracle, rating = Oracle(req), req["memories"][0]["importance"]
     answers = [call(oracle, "importance_score", rating) for _ in range(oracle.calls + 1)]
     assert answers[-1] == {"refused": True} and math.isfinite(answers[0]["value"])
+
+
+def proxied_retriever(worker):
+    spec = importlib.util.spec_from_file_location("proxied_retriever", retriever.__file__)
+    module = importlib.util.module_from_spec(spec)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(sys.modules, "scoring", worker.proxy())
+        spec.loader.exec_module(module)
+    return module
+
+
+def test_the_case_own_calls_are_answered_in_the_worker_from_the_parent_table():
+    """The reference retriever with the case's table: no call crosses the pipe, same ids."""
+    worker = worker_module()
+    for cell, index in [(RETRIEVE, 1), (RETRIEVE, 2), (KINDS, 0), (KINDS, 1)]:
+        req = case_request(cell, index)
+        oracle, seen = Oracle(req), []
+        worker.CHANNEL = worker.REPLIES = Pipe(oracle, seen)
+        worker.MODULES["retriever"] = proxied_retriever(worker)
+        scores = json.loads(json.dumps(oracle.scores()))
+        reply = worker.answer({**req, "scores": scores})
+        worker.MODULES["retriever"] = retriever
+        assert seen == [], cell.id  # every call answered in the worker
+        assert reply["ids"] == worker.answer(dict(req))["ids"], cell.id
+
+
+def test_the_table_holds_only_the_oracle_answers_for_the_case_own_memories():
+    for cell, index in [(RETRIEVE, 1), (KINDS, 0)]:
+        req = case_request(cell, index)
+        answers = Oracle(req).scores()["answers"]
+        assert len(answers) <= 4 * len(req["memories"])  # four calls about each memory
+        rec = "recency_score" if cell is RETRIEVE else "kind_recency_score"
+        names = {"relevance_score", rec, "importance_score", "retrieval_score"}
+        assert {json.loads(key)[0] for key in answers} == names
+        for key, value in answers.items():
+            name, args = json.loads(key)
+            assert call(Oracle(req), name, *args) == {"value": value}, key
+
+
+def test_a_call_not_in_the_table_still_asks_the_parent_and_is_refused():
+    worker = worker_module()
+    req = case_request()
+    oracle, seen = Oracle(req), []
+    worker.CHANNEL = worker.REPLIES = Pipe(oracle, seen)
+    worker.SCORES = json.loads(json.dumps(oracle.scores()))
+    proxy, memory = worker.proxy(), req["memories"][0]
+    assert proxy.importance_score(memory["importance"]) == scoring.importance_score(
+        memory["importance"]
+    )
+    assert seen == []  # from the table
+    with pytest.raises(PermissionError, match="the case's own memories"):
+        proxy.importance_score(3.3)  # no memory of the case is rated 3.3
+    assert seen == [{"refused": True}]
+    assert proxy.importance_score(importance=memory["importance"]) == pytest.approx(
+        scoring.importance_score(memory["importance"])
+    )  # a keyword call binds to the same entry
+    assert len(seen) == 1
