@@ -15,13 +15,16 @@ both share the machine's load. It reports medians:
     chat turn ms  one query embedded with the default hybrid, cache cold, as one chat
                   turn does
 
-BLAS threads are what numpy picks (OPENBLAS_NUM_THREADS to pin them); compare ratios
-from one run, not times across machines.
+BLAS threads are pinned to one (OPENBLAS_NUM_THREADS, set before numpy loads, unless it
+is set already): on a machine shared with other work, numpy's default of one thread per
+core makes the ratio swing (3.1x to 6.6x the floor with two threads, 2.1x with one).
+Compare ratios from one run, not times across machines.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import sys
@@ -29,12 +32,13 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "code"))
+THREADS = os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy: see above
 
-import numpy as np
+import numpy as np  # noqa: E402
 
-from config import OFFLINE_EMBED_MODEL
-from embeddings import hybrid, minilm
-from embeddings.registry import offline_model
+from config import OFFLINE_EMBED_MODEL  # noqa: E402
+from embeddings import hybrid, minilm  # noqa: E402
+from embeddings.registry import offline_model  # noqa: E402
 
 WORDS = (
     "I we the team decided prefer moved meeting lunch Friday Lisbon API default deploy "
@@ -84,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
         turns.append((time.perf_counter() - start) * 1000)
     ms, floor = statistics.median(per_memory), statistics.median(floors)
     ratios = statistics.median(p / f for p, f in zip(per_memory, floors))
-    print(f"{len(texts)} short memories, {statistics.mean(lengths):.1f} tokens on average")
+    print(f"{len(texts)} short memories, {statistics.mean(lengths):.1f} tokens on average, "
+          f"{THREADS} BLAS thread(s)")  # fmt: skip
     print(f"ms/memory     {ms:.2f}   (median of {args.repeats})")
     print(f"floor ms      {floor:.2f}   ({work / len(texts) / 1e6:.0f}M multiply-adds per memory)")
     print(f"ratio         {ratios:.2f}")

@@ -22,7 +22,10 @@ One turn, step by step:
      "which API should I default to?" would be recalled next time and answer itself;
   6. give the memory its kind and its importance, and let a new fact supersede the one it
      updates (extensions/write_back.py: what notebooks 07a-07c teach), so after "I sold
-     the Toyota, now I drive a red Honda" the assistant recalls one car, not two.
+     the Toyota, now I drive a red Honda" the assistant recalls one car, not two;
+  7. with settings.items == "episode" (MEMORY_LAB_ITEMS, the terminal's --items), fold
+     the turn into the conversation's open episode (extensions/episodes.py), so what is
+     recalled is a few consecutive turns together, as found best on real conversations.
 
 Only the user's side is written back by default: storing the assistant's replies too
 would let it recall its own paraphrases of memories and reinforce them.
@@ -65,6 +68,7 @@ from base.validation import (
 from config import Settings, load_settings
 from embedding_helpers import Embedder
 from embeddings.worth_embedding import write_back_reason
+from extensions.episodes import fold_into_episode
 from extensions.write_back import remember_turn
 from llm import terminal_chat
 from llm.memory_block import (
@@ -194,6 +198,9 @@ def chat_with_memory(
             )
             for role, text in turns
         ]
+        if settings.items == "episode":  # 7. consecutive turns recalled as one memory
+            for turn in kept:
+                fold_into_episode(store, embedder, turn.memory, now)
         # a store kept in a file writes the touches too; in memory: nothing to do
         if recall_from is store:
             store.save()

@@ -20,6 +20,10 @@ to switch to any model litellm knows.
     MEMORY_LAB_IMPORTANCE     rated                      importance (1-10) of written-back turns;
                                                          rated: each turn rated on its own
                                                          (extensions/write_back.py)
+    MEMORY_LAB_ITEMS          turn                       what one recalled memory holds: turn
+                                                         (each message its own), or episode
+                                                         (consecutive messages grouped,
+                                                         extensions/episodes.py)
     MEMORY_LAB_TIMEOUT        60                         seconds to wait for a real model
     MEMORY_LAB_DB             <repository>/memory_lab.sqlite3
                                                          the SQLite file the terminal chat keeps
@@ -63,6 +67,7 @@ DEFAULT_ENV_FILE = REPOSITORY / ".env"
 DEFAULT_DB = str(REPOSITORY / "memory_lab.sqlite3")
 IN_MEMORY = ":memory:"  # the MEMORY_LAB_DB value (and --db) for "do not save to disk"
 
+ITEMS = ("turn", "episode")  # MEMORY_LAB_ITEMS: a message, or consecutive messages, a memory
 PREFIX = "MEMORY_LAB_"
 DEFAULTS = {
     "CHAT_MODEL": OFFLINE_CHAT_MODEL,
@@ -72,6 +77,7 @@ DEFAULTS = {
     "WEIGHTS": ",".join(map(str, WEIGHTS)),
     "DECAY_RATE": str(DECAY_RATE),
     "IMPORTANCE": "rated",
+    "ITEMS": "turn",
     "TIMEOUT": "60",
     "DB": DEFAULT_DB,
     "USER": "default",
@@ -88,6 +94,7 @@ class Settings:
     weights: Weights = WEIGHTS
     decay_rate: float = DECAY_RATE
     importance: float | None = None  # None: each written-back turn is rated on its own
+    items: str = "turn"  # ITEMS: each message its own memory, or grouped into episodes
     timeout: float = 60.0
     db_path: str | None = DEFAULT_DB  # None: memories live in this process only
     user_id: str = "default"
@@ -129,11 +136,21 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         importance=None
         if raw["IMPORTANCE"] == "rated"
         else _number(raw["IMPORTANCE"], "IMPORTANCE", low=1.0, high=10.0),
+        items=_items(raw["ITEMS"]),
         timeout=_number(raw["TIMEOUT"], "TIMEOUT", low=0.0, high=float("inf"), low_open=True),
         db_path=_db_path(raw["DB"]),
         user_id=_name(raw["USER"], "USER", "name a user"),
         database_url=_database_url(raw["DATABASE_URL"]),
     )
+
+
+def _items(value: str) -> str:
+    if value not in ITEMS:
+        raise ValueError(
+            f"{PREFIX}ITEMS must be one of {', '.join(ITEMS)} (what one recalled memory "
+            f"holds), got {value!r}"
+        )
+    return value
 
 
 def _load_env_file() -> None:

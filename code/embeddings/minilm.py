@@ -182,16 +182,35 @@ def erf(x):
 def gelu(x):
     """BERT's GELU: x * P(N(0, 1) <= x) = 0.5 * x * (1 + erf(x / sqrt(2))).
 
-    Written as x - h for x >= 0 and h for x < 0, with h = 0.5 * x * (1 - erf(|x| / sqrt(2))),
-    which takes a few passes over the array instead of a dozen.
+    Written as max(x, 0) - h with h = 0.5 * |x| * (1 - erf(|x| / sqrt(2))): the same
+    function on both sides of 0, with no comparison and no choice between two arrays, and
+    the 1 / sqrt(2) and the 0.5 folded into the constants of the erf formula, so it
+    takes a dozen passes over the array, each in place.
     """
     import numpy as np
 
     x = np.asarray(x)
-    half = _erfc_tail(np.abs(x.reshape(-1)) * (1.0 / math.sqrt(2.0))).reshape(x.shape)
-    half *= x
-    half *= 0.5
-    return np.where(x >= 0, x - half, half)
+    a = np.abs(x)
+    t = a * _P_HALF  # 1 / (1 + p * z) with z = |x| / sqrt(2)
+    t += 1.0
+    np.reciprocal(t, out=t)
+    h = t * _A_HALF[4]
+    for coefficient in _A_HALF[3::-1]:
+        h += coefficient
+        h *= t
+    square = np.multiply(a, a, out=a)
+    square *= -0.5  # -z * z
+    np.exp(square, out=square)
+    h *= square
+    np.abs(x, out=square)
+    h *= square  # times |x|: 0.5 * |x| * erfc(|x| / sqrt(2))
+    out = np.maximum(x, 0.0)
+    out -= h
+    return out
+
+
+_P_HALF = _P / math.sqrt(2.0)
+_A_HALF = tuple(0.5 * c for c in _A)
 
 
 def multiply_adds(lengths) -> int:
@@ -253,6 +272,9 @@ class _MiniLM:
             qkv_b = np.concatenate(
                 [w[p + f"attention.self.{n}.bias"] for n in ("query", "key", "value")]
             )
+            # the attention scores' 1 / sqrt(head width) folded into the query projection
+            qkv[:WIDTH] *= 1.0 / math.sqrt(WIDTH // HEADS)
+            qkv_b[:WIDTH] *= 1.0 / math.sqrt(WIDTH // HEADS)
             self.layers.append(
                 (
                     np.ascontiguousarray(qkv.T),
@@ -299,8 +321,9 @@ class _MiniLM:
         return out
 
     def _feed_forward(self, x, wi, bi, wo, bo):
-        """gelu(x @ wi + bi) @ wo + bo, a block of rows at a time: the 1536-wide middle
-        stays in the processor's cache while GELU makes its passes over it."""
+        """gelu(x @ wi + bi) @ wo + bo + x, a block of rows at a time: the 1536-wide
+        middle stays in the processor's cache while GELU makes its passes over it. The
+        residual (+ x) is added here, in place."""
         np = self.np
         out = np.empty_like(x)
         for start in range(0, len(x), _FFN_ROWS):
@@ -308,6 +331,7 @@ class _MiniLM:
             middle += bi
             np.matmul(gelu(middle), wo, out=out[start : start + _FFN_ROWS])
         out += bo
+        out += x
         return out
 
     def _forward(self, batch: list[list[int]], length: int):
@@ -322,19 +346,25 @@ class _MiniLM:
         if self.word_scale is not None:
             x *= self.word_scale[ids][..., None]
         x += self.position[:length]
-        x = _layer_norm(np, x, self.emb_norm).reshape(n * length, WIDTH)
+        x = _layer_norm(np, x.reshape(n * length, WIDTH), self.emb_norm)
         bias = ((1.0 - mask) * -1e9)[:, None, None, :]  # padding gets no attention
         head = WIDTH // HEADS
         for qkv, qkv_b, wo, bo, norm1, wi, bi, wo2, bo2, norm2 in self.layers:
-            q, k, v = np.split(x @ qkv + qkv_b, 3, axis=1)
+            projected = x @ qkv  # the query part comes scaled by 1 / sqrt(head): see __init__
+            projected += qkv_b
+            q, k, v = np.split(projected, 3, axis=1)
             q, k, v = (t.reshape(n, length, HEADS, head).transpose(0, 2, 1, 3) for t in (q, k, v))
-            scores = (q @ k.transpose(0, 1, 3, 2)) * (1.0 / math.sqrt(head)) + bias
-            scores -= scores.max(axis=-1, keepdims=True)
-            weights = np.exp(scores)
-            weights /= weights.sum(axis=-1, keepdims=True)
-            context = (weights @ v).transpose(0, 2, 1, 3).reshape(n * length, WIDTH)
-            x = _layer_norm(np, x + (context @ wo + bo), norm1)
-            x = _layer_norm(np, x + self._feed_forward(x, wi, bi, wo2, bo2), norm2)
+            scores = q @ k.transpose(0, 1, 3, 2)
+            scores += bias
+            scores -= scores.max(axis=-1, keepdims=True)  # softmax, in place
+            np.exp(scores, out=scores)
+            scores /= scores.sum(axis=-1, keepdims=True)
+            context = (scores @ v).transpose(0, 2, 1, 3).reshape(n * length, WIDTH)
+            attended = context @ wo
+            attended += bo
+            attended += x
+            x = _layer_norm(np, attended, norm1)
+            x = _layer_norm(np, self._feed_forward(x, wi, bi, wo2, bo2), norm2)
         x = x.reshape(n, length, WIDTH)
         pooled = (x * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
@@ -342,11 +372,18 @@ class _MiniLM:
 
 
 def _layer_norm(np, x, weight_bias):
+    """Layer norm of the rows of `x` (2-d), in place: x is a temporary of the forward pass."""
     weight, bias = weight_bias
-    mean = x.mean(axis=-1, keepdims=True)
-    centered = x - mean
-    variance = (centered * centered).mean(axis=-1, keepdims=True)
-    return centered / np.sqrt(variance + _EPS) * weight + bias
+    x -= x.mean(axis=-1, keepdims=True)
+    scale = np.einsum("ij,ij->i", x, x)[:, None]  # each row's sum of squares
+    scale *= 1.0 / x.shape[-1]
+    scale += _EPS
+    np.sqrt(scale, out=scale)
+    np.reciprocal(scale, out=scale)
+    x *= scale
+    x *= weight
+    x += bias
+    return x
 
 
 def _norm(w: dict, name: str):

@@ -60,8 +60,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--items",
         choices=["turn", "pair", "window", "episode"],
-        default="turn",
-        help="with --dataset locomo: what one memory holds (evaluation/locomo.py's ITEM_SHAPES)",
+        default=None,
+        help="with --dataset locomo: what one memory holds (evaluation/locomo.py's "
+        "ITEM_SHAPES; default turn); with --updates: turn or episode, what the chat stores "
+        "(default: MEMORY_LAB_ITEMS)",
     )
     parser.add_argument("--k", type=int, nargs="+", default=list(DEFAULT_KS), help="cut-offs")
     parser.add_argument("--strategy", action="append", choices=sorted(STRATEGIES),
@@ -85,7 +87,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if args.updates:
         if args.dataset != "file" or args.path or args.conversations or args.strategy:
-            parser.error("--updates FILE goes alone (with --embed-model at most)")
+            parser.error("--updates FILE goes alone (with --embed-model and --items at most)")
+        if args.items not in (None, "turn", "episode"):
+            parser.error(f"with --updates, --items is turn or episode, got {args.items}")
         return _updates(args, say)
 
     if args.dataset == "locomo":
@@ -131,7 +135,12 @@ def _locomo(args, say) -> int:
         model = Embedder(args.embed_model).model  # checks the name before any work
         models = list(dict.fromkeys([TOY_EMBED_MODEL, MODEL_NAME, model]))
         results = compare(
-            args.path, models, args.conversations, sorted(set(args.k)), say, items=args.items
+            args.path,
+            models,
+            args.conversations,
+            sorted(set(args.k)),
+            say,
+            items=args.items or "turn",
         )
     except (DatasetError, ValueError, TypeError, OSError, ModelCallError) as err:
         say(f"error: {err}")
@@ -141,7 +150,7 @@ def _locomo(args, say) -> int:
     which = ", ".join(args.conversations) if args.conversations else "all conversations"
     shape = {"turn": "each turn a memory", "pair": "each turn with the one before",
              "window": "each turn with its neighbours",
-             "episode": "consecutive turns grouped"}[args.items]  # fmt: skip
+             "episode": "consecutive turns grouped"}[args.items or "turn"]  # fmt: skip
     print(f"LoCoMo ({which}): relevance alone, {shape}, asked at the end\n")
     print(format_comparison(results, labels))
     return 0
@@ -157,6 +166,7 @@ def _updates(args, say) -> int:
         settings = load_settings()
         if args.embed_model:
             settings = replace(settings, embed_model=args.embed_model)
+        settings = replace(settings, items=args.items or settings.items)
         say(f"replaying {_shown(Path(args.updates))} through the chat ({settings.chat_model})")
         report = evaluate_updates(args.updates, settings, progress=say)
     except (DatasetError, ValueError, TypeError, OSError, ModelCallError) as err:

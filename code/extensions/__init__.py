@@ -6,6 +6,7 @@
     consolidation.py      many episodes condensed into one durable fact
     forgetting.py         pruning what is old, unimportant and never recalled
     what_to_embed.py      which turns deserve a memory, and grouping turns into episodes
+    episodes.py           the chat's turns folded into episodes as it goes (--items episode)
     distillation.py       a conversation distilled into a few memories
     context_budget.py     recalled memories fitted into a token budget
     model_choice.py       the chat model the extensions ask, offline or configured

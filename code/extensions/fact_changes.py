@@ -208,7 +208,13 @@ def clauses(text: str) -> list[str]:
     clauses("My son Leo is three and my daughter Ada is six")
         -> ['My son Leo is three', 'my daughter Ada is six']
     clauses("My partner Jordan and I have been together")  -> the one clause (no verb before "and")
+
+    A note of several lines (an episode of turns, extensions/episodes.py) is each line's
+    clauses, in order.
     """
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) > 1:
+        return [part for line in lines for part in clauses(line)]
     parts, start = [], 0
     body = text.strip()
     low = body.lower().replace("\u2019", "'")
@@ -223,7 +229,10 @@ def clauses(text: str) -> list[str]:
 
 
 def rejoin(parts: list[str], like: str) -> str:
-    """Clauses back into one note: "A and B", capitalised, ending as `like` ended."""
+    """Clauses back into one note: "A and B", capitalised, ending as `like` ended; one a
+    line when `like` was a note of several lines (an episode's turns)."""
+    if "\n" in like.strip():
+        return "\n".join(parts)
     text = " and ".join(p.rstrip(".!?") for p in parts)
     text = text[:1].upper() + text[1:]
     return text + ("." if like.rstrip().endswith((".", "!")) else "")

@@ -252,7 +252,7 @@ def find_replaced(
         bonus, why = scored[i]
         if not bonus:  # about someone else, or nothing but a vague likeness
             continue
-        score = relevance_score(query, memory.embedding) + bonus
+        score = _likeness(store, query, memory) + bonus
         if score >= best_score:  # >=: the newer of two equal candidates
             kept_parts = parts[:i] + parts[i + 1 :]
             fixed = corrected(parts[i], text)
@@ -261,6 +261,14 @@ def find_replaced(
             kept = rejoin(kept_parts, memory.text) if kept_parts else None
             best, best_score = (memory, kept, f'"{cue}"; score {score:.2f}: {why}'), score
     return None if best is None else Replacement(*best)
+
+
+def _likeness(store: MemoryStore, query, memory) -> float:
+    """The cosine of `query` with the memory, or with its closest turn when it is an
+    episode of turns (extensions/episodes.py keeps each turn's own vector as history)."""
+    turns = memory.metadata.get("episode_of") or ()
+    vectors = [store.get(t).embedding for t in turns if t in store]
+    return max(relevance_score(query, v) for v in [memory.embedding, *vectors])
 
 
 def _clause_score(part, new_about, new_topics, new_words, text, correction):

@@ -25,7 +25,7 @@ from dataclasses import replace
 from typing import Any
 
 from base.redaction import redact
-from config import IN_MEMORY, Settings, load_settings
+from config import IN_MEMORY, ITEMS, Settings, load_settings
 from llm.memory_block import format_age
 from memory_store import EmbeddingModelMismatch, MemoryStore
 from storage.postgres_database import PostgresStoreError
@@ -54,6 +54,12 @@ def main(argv: list[str] | None = None, input_fn=input, output=None, *, chat_tur
     parser.add_argument("--embed-model", help="embedding model (default: MEMORY_LAB_EMBED_MODEL)")
     parser.add_argument(
         "-k", type=int, help="memories recalled per message (default: MEMORY_LAB_TOP_K)"
+    )
+    parser.add_argument(
+        "--items",
+        choices=ITEMS,
+        help="what one recalled memory holds: each message (turn), or a few consecutive "
+        "messages together (episode) (default: MEMORY_LAB_ITEMS, else turn)",
     )
     parser.add_argument(
         "--db",
@@ -85,6 +91,7 @@ def main(argv: list[str] | None = None, input_fn=input, output=None, *, chat_tur
         chat_model=args.model or settings.chat_model,
         embed_model=args.embed_model or settings.embed_model,
         top_k=args.k or settings.top_k,
+        items=args.items or settings.items,
         db_path=settings.db_path
         if args.db is None
         else (None if args.db == IN_MEMORY else args.db),
@@ -150,6 +157,11 @@ def _is_text(value: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def _split_off(store: MemoryStore, replaced):
+    """The note keeping the unchanged part of `replaced` (write_back's "split_from"), if any."""
+    return next((m for m in store.live() if m.metadata.get("split_from") == replaced.id), None)
 
 
 def _kept_in(store) -> str:
@@ -232,6 +244,8 @@ def _chat_loop(store: MemoryStore, settings: Settings, input_fn, say, chat_turn:
             stored = ", ".join(m.id for m in result.written)
             skipped = getattr(result, "skipped", None)
             stored = f"stored as {stored}" if stored else f"not stored: {skipped or 'nothing new'}"
-            replaced = ", ".join(m.id for m in getattr(result, "replaced", ()))
-            stored += f", replacing {replaced}" if replaced else ""
+            replaced = list(getattr(result, "replaced", ()))
+            stored += f", replacing {', '.join(m.id for m in replaced)}" if replaced else ""
+            split = [_split_off(store, m) for m in replaced]  # a combined note's other facts
+            stored += "".join(f"; kept {m.text!r} as {m.id}" for m in split if m is not None)
             say(f"  (recalled: {recalled}; {stored})")
