@@ -116,7 +116,7 @@ class FileMatrix:
         self.trusted = np.ones(n, dtype=bool)
         self.blob_hash = np.zeros(n, dtype=np.int64)
         self.dense_at = None
-        chunk = 10_000
+        chunk = 2_000  # rows converted at a time: 2,000 x 2,000 float64s is 32 MB
         for start in range(0, max(n, 1), chunk):
             at = np.arange(start, min(n, start + chunk))
             blobs = self._blobs(self.seq[at])
