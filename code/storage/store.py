@@ -479,6 +479,8 @@ class DatabaseStore(MemoryStore):
                 return
             after = rows[-1][0]
             yield from batch
+            batch = None  # subtle: held by nothing here, so the prune below can drop them
+        self._prune()  # the memories of a scan nobody kept: their snapshots go too
 
     def rows_stamp(self) -> tuple[int, int] | None:
         """(the highest seq, how many rows) of this user now: one short read, so a cache of
@@ -797,6 +799,7 @@ class DatabaseStore(MemoryStore):
         save is written; that memory then shows what the database holds (a removed one is
         no longer held), the others stay unsaved: call save() again to write them.
         """
+        self._prune()
         if only is None:
             looked_at = list(self._dirty.values())
         else:
