@@ -77,7 +77,8 @@ class FileMatrix:
 
     def _stamp(self):
         db = self.store._db
-        (version,) = db.execute("PRAGMA data_version").fetchone()
+        with self.store._transaction(read_only=True):  # its errors are the store's errors
+            (version,) = self.store._run("PRAGMA data_version").fetchone()
         return id(db), version, db.total_changes
 
     def _small_rows(self) -> list[tuple]:
