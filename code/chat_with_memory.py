@@ -31,7 +31,9 @@ Only the user's side is written back by default: storing the assistant's replies
 would let it recall its own paraphrases of memories and reinforce them.
 
 Given a PersistentMemoryStore (storage/sqlite_store.py), a turn also saves the retriever's
-touches to its file, so a recalled memory is still warm after a restart. Given a
+touches to its file, so a recalled memory is still warm after a restart; a float32 matrix
+of the file's vectors, kept in step with it (scale/sqlite_retrieval.py), shortlists what
+your retrieve() reads, once your retrieval_scores (notebook 09) is written. Given a
 PostgresMemoryStore, the database ranks and your retrieve decides: SQL shortlists the
 memories that can be in the top k (scale/pg_retrieval.py, proven against float32
 rounding), your retrieve() runs on that shortlist, and its refreshes are saved; the answer
@@ -217,14 +219,22 @@ def chat_with_memory(
 
 
 def _recall_from(store: MemoryStore, query, now: float, k: int, settings: Settings) -> MemoryStore:
-    """What retrieve reads: the store itself, or on PostgreSQL the SQL shortlist of it."""
+    """What retrieve reads: the store itself, or (PostgreSQL, SQLite) its shortlist."""
     from storage.postgres_store import PostgresMemoryStore
+    from storage.sqlite_store import PersistentMemoryStore
 
-    if not isinstance(store, PostgresMemoryStore):
-        return store
-    from scale.pg_retrieval import shortlist
+    if isinstance(store, PostgresMemoryStore):
+        from scale.pg_retrieval import shortlist
 
-    return shortlist(store, query, now, k, weights=settings.weights, decay_rate=settings.decay_rate)
+        return shortlist(store, query, now, k, weights=settings.weights,
+                         decay_rate=settings.decay_rate)  # fmt: skip
+    if isinstance(store, PersistentMemoryStore):
+        from scale.sqlite_retrieval import shortlist
+
+        found = shortlist(store, query, now, k, weights=settings.weights,
+                          decay_rate=settings.decay_rate)  # fmt: skip
+        return store if found is None else found  # None: retrieval_scores not written yet
+    return store
 
 
 def _turn_metadata(role: str, text: str) -> dict:

@@ -19,7 +19,6 @@ Deliberately left out: watching nested lists and dicts (they would need a wrappe
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 
@@ -30,13 +29,15 @@ class Metadata(dict):
 
     def __init__(self, data: Any = (), owner: Any = None) -> None:
         dict.__init__(self, data)
-        self._owner = weakref.ref(owner) if owner is not None else None
+        # subtle: a strong reference (a cycle the collector frees), so that
+        # store.get("m2").metadata["x"] = 1 reaches the store, which holds memories weakly
+        self._owner = owner
 
     def owned_by(self, memory: Any) -> bool:
-        return self._owner is not None and self._owner() is memory
+        return self._owner is not None and self._owner is memory
 
     def _changing(self) -> None:
-        owner = self._owner() if self._owner is not None else None
+        owner = self._owner
         if owner is not None:
             owner._metadata_changing()
 

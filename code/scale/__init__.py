@@ -5,6 +5,8 @@
                        rescores its shortlist with the learner's own relevance_score
     pg_retrieval.py    the three-signal score in SQL on PostgreSQL, made exact the same way;
                        the HNSW candidate-then-rerank path
+    sqlite_retrieval.py  the same shortlist on SQLite, from float32 arrays kept in step
+                       with the file
 
 Notebook 09 and docs/scale.md show that the answers are the same, only faster.
 """

@@ -22,8 +22,8 @@ damaged (PRAGMA integrity_check), has a stray -wal beside it, or has a newer sch
 user_version) is refused with StoreFileError before anything could write to it
 (storage/sqlite_file.py). docs/store.md has the whole list.
 
-Deliberately left out: a vector index (recall stays the retriever's loop over every
-memory) and seeing another process's new memories without reopening.
+Deliberately left out: a vector index (retrieve stays the learner's loop over every memory;
+a chat turn's shortlist from a float32 matrix of the file is scale/sqlite_retrieval.py's).
 """
 
 from __future__ import annotations

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import copy
 import json
+import weakref
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from typing import NamedTuple
@@ -99,6 +100,9 @@ class DatabaseStore(MemoryStore):
         super().__init__(embedding_model, user_id=user_id)
         if embedding_model is not None:
             check_name(embedding_model, "embedding_model")
+        # subtle: held weakly, so a scan over every memory keeps none of them alive; a memory
+        # with unsaved changes is held by _dirty (and a block's journal) until it is saved
+        self._memories = weakref.WeakValueDictionary()
         self._saved: dict[str, tuple] = {}  # id -> the FIELDS values of its row, as last read
         self._versions: dict[str, object] = {}  # id -> its row's version then (None: unknown)
         self._dirty: dict[str, Memory] = {}  # memories assigned a field since their last save
@@ -283,6 +287,7 @@ class DatabaseStore(MemoryStore):
                 f"the others with {self.embedding_model!r}"
             )
         if held is None:
+            self._prune()
             self._memories[memory_id] = fresh
             self._saved[memory_id], self._versions[memory_id] = snapshot(fresh), version
             self._watch(fresh)
@@ -299,6 +304,15 @@ class DatabaseStore(MemoryStore):
                 kept.append(base[i])
         self._saved[memory_id], self._versions[memory_id] = tuple(kept), version
         return held
+
+    def _prune(self) -> None:
+        """Forget what was kept of memories no longer held (nobody refers to them): amortised
+        O(1) a memory, so a scan's bookkeeping does not outlive the memories it read."""
+        if len(self._saved) > 2 * len(self._memories) + 256:
+            for memory_id in [i for i in self._saved if i not in self._memories]:
+                if memory_id not in self._dirty:
+                    self._saved.pop(memory_id, None)
+                    self._versions.pop(memory_id, None)
 
     def _lookup(self, memory_id: str) -> Memory | None:
         """The memory `memory_id` as the database holds it now (locked inside a write)."""
@@ -465,6 +479,8 @@ class DatabaseStore(MemoryStore):
                 return
             after = rows[-1][0]
             yield from batch
+            batch = None  # subtle: held by nothing here, so the prune below can drop them
+        self._prune()  # the memories of a scan nobody kept: their snapshots go too
 
     def rows_stamp(self) -> tuple[int, int] | None:
         """(the highest seq, how many rows) of this user now: one short read, so a cache of
@@ -783,6 +799,7 @@ class DatabaseStore(MemoryStore):
         save is written; that memory then shows what the database holds (a removed one is
         no longer held), the others stay unsaved: call save() again to write them.
         """
+        self._prune()
         if only is None:
             looked_at = list(self._dirty.values())
         else:

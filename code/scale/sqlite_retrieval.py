@@ -1,0 +1,322 @@
+"""On SQLite: a float32 matrix kept in step with the file, and the learner's ranking from it.
+
+    shortlist(store, query, now, k=3)     # a Shortlist holding every memory of the exact top k
+    recall(store, query, now, k=3)        # the learner's retrieve, on that shortlist; saved
+
+What a chat turn on PostgreSQL asks SQL (scale/pg_retrieval.py), a chat turn on SQLite asks a
+FileMatrix: the user's live memories as arrays, held beside the store object,
+
+    dense         (N, d) float32   the positions most memories use (the hybrid's meaning half)
+    sparse        rows, columns, values of the rest (the word half: a few words a memory)
+    last_accessed (N,) float64, importance (N,) float64, live (N,) bool, seq (N,) store order
+
+each row scaled to length 1, so one pass gives every cosine. The learner's own
+`retrieval_scores` (scoring.py, notebook 09's exercise) turns those into fast scores; a fast
+score is within scale/matrix_scoring.error_bound of the exact one, so every memory within
+twice that of the k-th best is fetched from the file and handed, in store order, to the
+learner's `retrieve` as a small in-memory store (a Shortlist of the store's own Memory
+objects). Since that holds every memory that can be in the exact top k, any correct
+retrieve returns on it exactly what it returns over the whole store, ties included.
+
+Kept in step: built from the file on first use by a store object; before each use it asks
+SQLite whether anything was committed since (`PRAGMA data_version` counts the other
+processes' commits, the connection's total_changes this store's own). If so, one read of
+every row's small columns (seq, id, checksum, last_accessed, importance, superseded_by)
+updates the arrays; a row whose checksum changed has its vector read again, a new row is
+appended, a removed one dropped. Changes this process made in place and has not saved (a
+retrieve's touch of last_accessed) are laid over the file's values, as iterating the store
+would show them.
+
+Where the shortcut cannot decide, `shortlist` returns None and the caller runs the learner's
+`retrieve` over the whole store: while `retrieval_scores` is not written yet
+(NotImplementedError), for a query or memory too large or small for float32, and for a
+vector changed in place and not saved.
+
+Deliberately left out: checking each row's checksum when the arrays are built (the memories
+of the shortlist are read, and checked, by the store itself), and keeping the arrays in the
+file (a new store object reads every vector once: a first turn costs a full read).
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from base.defaults import DECAY_RATE, TOP_K, WEIGHTS
+from base.unwritten import runs_on_learner_code
+from base.validation import as_timestamp, check_decay_rate, check_k, check_weights
+from memory_store import Memory
+from scale.matrix_scoring import (
+    Query,
+    Shortlist,
+    error_bound,
+    fast_scores,
+    magnitudes_ok,
+    within_bound,
+)
+from storage.rows import FIELDS
+from storage.sqlite_store import PersistentMemoryStore
+
+DENSE_SHARE = 0.25  # a position non-zero in more than this share of memories is kept dense
+SMALL = ("seq", "id", "checksum", "last_accessed", "importance", "superseded_by IS NULL")
+
+_MATRICES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # store -> FileMatrix
+
+
+class FileMatrix:
+    """One user's memories of a SQLite store as float32 arrays, in step with the file."""
+
+    def __init__(self, store: PersistentMemoryStore) -> None:
+        self.store = store
+        self.stamp = None  # (connection, data_version, total_changes) when last in step
+        self.dimension = store.dimension
+        self.rebuild()
+
+    # --- reading the file ------------------------------------------------------------------
+
+    def _stamp(self):
+        db = self.store._db
+        with self.store._transaction(read_only=True):  # its errors are the store's errors
+            (version,) = self.store._run("PRAGMA data_version").fetchone()
+        return id(db), version, db.total_changes
+
+    def _small_rows(self) -> list[tuple]:
+        with self.store._transaction(read_only=True):
+            return self.store._run(
+                f"SELECT {', '.join(SMALL)} FROM memories WHERE user_id = ? ORDER BY seq",
+                (self.store.user_id,),
+            ).fetchall()
+
+    def _blobs(self, seqs) -> dict[int, bytes]:
+        """{seq: the stored vector} of these rows (read a few hundred at a time)."""
+        found, seqs = {}, [int(seq) for seq in seqs]
+        with self.store._transaction(read_only=True):
+            for start in range(0, len(seqs), 500):
+                chunk = seqs[start : start + 500]
+                found.update(
+                    self.store._run(
+                        f"SELECT seq, embedding FROM memories WHERE user_id = ? AND seq IN "
+                        f"({', '.join('?' * len(chunk))})",
+                        (self.store.user_id, *chunk),
+                    ).fetchall()
+                )
+        return found
+
+    def _vector(self, blob: bytes) -> np.ndarray:
+        dtype = "<f4" if len(blob) == 4 * self.dimension else "<f8"
+        return np.frombuffer(blob, dtype=dtype).astype(np.float64)
+
+    def rebuild(self) -> None:
+        """Every array from the file (on first use, and when rows were renumbered)."""
+        self.stamp = self._stamp()
+        self.dimension = self.store.dimension
+        rows = self._small_rows()
+        self._set_small(rows)
+        n, dim = len(rows), self.dimension or 1
+        self.trusted = np.ones(n, dtype=bool)
+        self.blob_hash = np.zeros(n, dtype=np.int64)
+        self.dense_at = None
+        chunk = 2_000  # rows converted at a time: 2,000 x 2,000 float64s is 32 MB
+        for start in range(0, max(n, 1), chunk):
+            at = np.arange(start, min(n, start + chunk))
+            blobs = self._blobs(self.seq[at])
+            block = np.array([self._vector(blobs[int(s)]) for s in self.seq[at]]).reshape(-1, dim)
+            if self.dense_at is None:  # the first chunk decides which positions are dense
+                share = (block != 0).mean(axis=0) if len(block) else np.ones(dim)
+                self.dense_at = np.flatnonzero(share > DENSE_SHARE)
+                self.sparse_at = np.setdiff1d(np.arange(dim), self.dense_at)
+                self.dense = np.zeros((n, len(self.dense_at)), dtype=np.float32)
+                self.sp_rows = np.zeros(0, np.int32)
+                self.sp_cols = np.zeros(0, np.int32)
+                self.sp_vals = np.zeros(0, np.float32)
+            self.blob_hash[at] = [hash(blobs[int(s)]) for s in self.seq[at]]
+            self._put(at, block)
+
+    def _set_small(self, rows) -> None:
+        self.seq = np.array([row[0] for row in rows], dtype=np.int64)
+        self.ids = [row[1] for row in rows]
+        self.row_of = {memory_id: i for i, memory_id in enumerate(self.ids)}
+        self.checksums = [row[2] for row in rows]
+        self.last = np.array([row[3] for row in rows], dtype=np.float64)
+        self.importance = np.array([row[4] for row in rows], dtype=np.float64)
+        self.live = np.array([bool(row[5]) for row in rows], dtype=bool)
+
+    def _put(self, at: np.ndarray, block: np.ndarray) -> None:
+        """Rows `at` (replaced, or new at the end) take the unit float32 rows of `block`."""
+        ok = np.array([magnitudes_ok(row) for row in block], dtype=bool)
+        self.trusted[at] = ok  # a vector the bound does not cover is always shortlisted
+        block = np.where(ok[:, None], block, 0.0)
+        norms = np.sqrt(np.einsum("ij,ij->i", block, block))[:, None]
+        unit = np.divide(block, norms, out=np.zeros_like(block), where=norms > 0)
+        unit = unit.astype(np.float32)
+        self.dense[at] = unit[:, self.dense_at]
+        rest = unit[:, self.sparse_at]
+        r, c = np.nonzero(rest)
+        keep = ~np.isin(self.sp_rows, at)  # a replaced row's old entries go
+        self.sp_rows = np.concatenate([self.sp_rows[keep], at[r].astype(np.int32)])
+        self.sp_cols = np.concatenate([self.sp_cols[keep], self.sparse_at[c].astype(np.int32)])
+        self.sp_vals = np.concatenate([self.sp_vals[keep], rest[r, c]])
+
+    def in_step(self) -> None:
+        """Bring the arrays up to the file: one read of the small columns if anything changed."""
+        if self.store.dimension != self.dimension:
+            self.rebuild()
+            return
+        stamp = self._stamp()
+        if stamp == self.stamp:
+            return
+        rows = self._small_rows()
+        old = self.row_of
+        kept = np.array([old[row[1]] for row in rows if row[1] in old], dtype=np.int64)
+        n_new = len(rows) - len(kept)
+        if (
+            np.any(np.diff(kept) <= 0)  # an id removed and added again: a new place in order
+            or any(row[1] not in old for row in rows[: len(kept)])  # new rows are the last
+            or any(self.seq[i] != row[0] for i, row in zip(kept, rows))
+        ):
+            self.rebuild()
+            return
+        if len(kept) != len(self.ids):  # rows removed: the others keep their entries
+            renumber = np.full(len(self.ids), -1, dtype=np.int64)
+            renumber[kept] = np.arange(len(kept))
+            keep = renumber[self.sp_rows] >= 0
+            self.sp_rows = renumber[self.sp_rows[keep]].astype(np.int32)
+            self.sp_cols, self.sp_vals = self.sp_cols[keep], self.sp_vals[keep]
+            self.dense, self.trusted = self.dense[kept], self.trusted[kept]
+            self.blob_hash = self.blob_hash[kept]
+        rewritten = [i for i, row in enumerate(rows[: len(kept)])
+                     if self.checksums[kept[i]] != row[2]]  # fmt: skip
+        pad = n_new
+        self.dense = np.concatenate([self.dense, np.zeros((pad, len(self.dense_at)), np.float32)])
+        self.trusted = np.concatenate([self.trusted, np.ones(pad, dtype=bool)])
+        self.blob_hash = np.concatenate([self.blob_hash, np.zeros(pad, dtype=np.int64)])
+        seqs = [rows[i][0] for i in rewritten] + [row[0] for row in rows[len(kept) :]]
+        blobs = self._blobs(seqs)
+        at = [i for i in rewritten if self.blob_hash[i] != hash(blobs[rows[i][0]])]
+        at += range(len(kept), len(rows))  # the new rows
+        if at:
+            at = np.array(at, dtype=np.int64)
+            self.blob_hash[at] = [hash(blobs[rows[i][0]]) for i in at]
+            self._put(at, np.array([self._vector(blobs[rows[i][0]]) for i in at]))
+        self._set_small(rows)
+        self.stamp = stamp
+
+    # --- scoring -------------------------------------------------------------------------
+
+    def cosines(self, query: Query) -> np.ndarray:
+        """(N,) cosines of every row with the query, float32 products summed."""
+        q = query.unit
+        sims = (self.dense @ q[self.dense_at]).astype(np.float64)
+        if len(self.sp_vals):
+            qs = q[self.sp_cols]
+            hit = qs != 0
+            sims += np.bincount(
+                self.sp_rows[hit],
+                weights=(self.sp_vals[hit] * qs[hit]).astype(np.float64),
+                minlength=len(sims),
+            )
+        return sims
+
+    def overlay(self):
+        """(last_accessed, importance, live) with this process's unsaved changes laid over the
+        file's, as iterating the store shows them; None if a vector was changed in place."""
+        store, last, importance, live = self.store, self.last, self.importance, self.live
+        copied = False
+        for memory in list(store._dirty.values()):
+            saved = store._saved.get(memory.id)
+            i = self.row_of.get(memory.id)
+            if saved is None or i is None or not store._holds(memory):
+                continue  # not a row of the file now: iterating would not show it either
+            values = dict(zip(FIELDS, saved))
+            if (
+                memory.embedding is not values["embedding"]
+                and memory.embedding != values["embedding"]
+            ):
+                return None
+            if not copied:
+                last, importance, live = last.copy(), importance.copy(), live.copy()
+                copied = True
+            if memory.last_accessed != values["last_accessed"]:
+                last[i] = memory.last_accessed
+            if memory.importance != values["importance"]:
+                importance[i] = memory.importance
+            if memory.superseded_by != values["superseded_by"]:
+                live[i] = memory.superseded_by is None
+        return last, importance, live
+
+
+def matrix_of(store: PersistentMemoryStore) -> FileMatrix:
+    """The store object's FileMatrix, built on first use and brought in step with the file."""
+    matrix = _MATRICES.get(store)
+    if matrix is None:
+        matrix = _MATRICES[store] = FileMatrix(store)
+    else:
+        matrix.in_step()
+    return matrix
+
+
+def shortlist_ids(store: PersistentMemoryStore, query_embedding, now, k: int = TOP_K,
+                  weights=WEIGHTS, decay_rate=DECAY_RATE) -> list[str] | None:  # fmt: skip
+    """The ids, in store order, of every live memory that may be in the exact top k; None
+    where the arrays cannot decide (the caller then ranks the whole store)."""
+    k, weights = check_k(k), check_weights(weights)
+    decay_rate, now = check_decay_rate(decay_rate), as_timestamp(now, "now")
+    if not isinstance(store, PersistentMemoryStore) or store._db is None:
+        return None
+    try:
+        query = Query.of(query_embedding)
+    except (TypeError, ValueError):
+        return None  # retrieve itself says what is wrong with it
+    matrix = matrix_of(store)
+    if matrix.dimension != len(query.values):
+        return None  # no memories yet, or a query of another model: retrieve decides
+    laid = matrix.overlay()
+    if laid is None:
+        return None
+    last, importance, live = laid
+    alive = np.flatnonzero(live)
+    if len(alive) > k:
+        sims = matrix.cosines(query)[alive]
+        scores = fast_scores(sims, last[alive], importance[alive], now, weights, decay_rate)
+        if scores is None:
+            return None  # retrieval_scores is not written yet: the learner's loop decides
+        rows = within_bound(scores, k, error_bound(matrix.dimension, weights))
+        if rows is None:
+            return None
+        alive = np.union1d(alive[rows], alive[~matrix.trusted[alive]])
+    return [matrix.ids[i] for i in alive]
+
+
+def shortlist(store, query_embedding, now, k: int = TOP_K, weights=WEIGHTS,
+              decay_rate=DECAY_RATE) -> Shortlist | None:  # fmt: skip
+    """A Shortlist of the memories that may be in the exact top k (retrieve's input), or
+    None: then retrieve reads the whole store."""
+    ids = shortlist_ids(store, query_embedding, now, k, weights, decay_rate)
+    if ids is None:
+        return None
+    return Shortlist(store, [store.get(memory_id) for memory_id in ids])
+
+
+@runs_on_learner_code
+def recall(store, query_embedding, now, k: int = TOP_K, weights=WEIGHTS,
+           decay_rate=DECAY_RATE, retrieve=None) -> list[Memory]:  # fmt: skip
+    """`retrieve` (default: the learner's) on the shortlist, or over the whole store; saved.
+
+    Returns what retrieve(store, ...) returns over the whole store, with the same memories
+    refreshed, and writes their last_accessed to the file.
+    """
+    if retrieve is None:
+        from retriever import retrieve
+    candidates = shortlist(store, query_embedding, now, k, weights, decay_rate)
+    source = store if candidates is None else candidates
+    before = [(memory, memory.last_accessed) for memory in source]
+    try:
+        recalled = retrieve(source, query_embedding, now=now, k=k, weights=weights,
+                            decay_rate=decay_rate)  # fmt: skip
+        store.save() if candidates is None else store.save(only=list(candidates))
+    except BaseException:
+        for memory, last_accessed in before:  # a failed recall recalls nothing
+            memory.last_accessed = last_accessed
+        raise
+    return recalled

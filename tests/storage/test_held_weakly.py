@@ -1,0 +1,31 @@
+"""A scan keeps no memory it returned alive; a memory changed in place stays until saved."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+from conftest import NOW
+from memory_store import Memory
+from storage.sqlite_store import PersistentMemoryStore
+
+
+def test_a_whole_store_scan_keeps_no_memory_alive_and_an_unsaved_change_is_kept(tmp_path):
+    path = tmp_path / "store.sqlite3"
+    with PersistentMemoryStore(path, "u") as store:
+        store.extend(
+            Memory(f"m{i}", f"note {i}", created_at=NOW, embedding=[1.0, float(i)])
+            for i in range(2_000)
+        )
+    store = PersistentMemoryStore(path, "u")
+    seen = [weakref.ref(memory) for memory in store]
+    store.get("m7").importance = 9  # changed in place, the memory dropped at once
+    store.get("m8").metadata["x"] = 1  # the same through its metadata
+    gc.collect()
+    alive = {ref().id for ref in seen if ref() is not None}
+    assert alive == {"m7", "m8"}  # held until saved, nothing else
+    assert store.save() == 2
+    assert len(store._saved) < 1_000  # and what was kept of the others went with them
+    store.close()
+    with PersistentMemoryStore(path, "u") as again:
+        assert again.get("m7").importance == 9 and again.get("m8").metadata == {"x": 1}
