@@ -71,7 +71,7 @@ def test_the_index_has_no_shortcut_until_the_learner_writes_retrieval_scores(stu
 def test_the_stub_table_of_base_unwritten_mirrors_the_milestones():
     from base.unwritten import WHERE
 
-    expected = {name: f"{row.file}, Milestone {row.number}" for name, row in MILESTONES.items()}
+    expected = {name: f"{row.file}, {row.label}" for name, row in MILESTONES.items()}
     expected |= {
         name: f"code/{module}.py, notebook {notebook[:2]}'s exercise"
         for name, (module, notebook) in EXERCISES.items()

@@ -28,9 +28,11 @@ WHERE = {  # learner function -> where it is written
     "retrieve": "code/retriever.py, Milestone 4",
     "kind_recency_score": "code/scoring.py, Milestone 5",
     "retrieve_by_kind": "code/retriever.py, Milestone 5",
+    "parse_importance": "code/importance_parsing.py, optional Milestone 6",
+    "should_forget": "code/forgetting_rule.py, optional Milestone 7",
     "retrieval_scores": "code/scoring.py, notebook 09's exercise",
 }
-LEARNER_FILES = {"scoring.py", "retriever.py"}
+LEARNER_FILES = {"scoring.py", "retriever.py", "importance_parsing.py", "forgetting_rule.py"}
 
 
 class NotWrittenYet(NotImplementedError):

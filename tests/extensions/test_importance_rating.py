@@ -29,7 +29,7 @@ REAL_MODEL = "openai/gpt-4o-mini"  # never called: litellm's mock_response answe
         ("  3\n", 3, "model"),
         ("Rating: 8", 8, "model"),
         ("I'd say 7/10", 7, "model"),
-        ("6.5", 6.5, "model"),
+        ("6.5", 7, "model"),  # whole numbers: halves round up
         ("eight", 8, "model"),
         ("Rating: 12", 10, "model"),
         ("0", 1, "model"),
