@@ -60,8 +60,9 @@ def parse_importance(reply: str) -> int | None:
     # TODO: optional Milestone 6. Remove the scale first (SCALE above), so "1 to 10"
     # and "/10" are not read as the rating. Then find the first number: digits (a sign,
     # a decimal point and an exponent belong to it: "-3", ".5", "1e5") or one of
-    # NUMBER_WORDS; two numbers joined by "-", "to" or "or" are a range. Round halves up (Python's round() rounds 6.5 to 6,
-    # to the even number), clamp into [LOW, HIGH] and return an int, or None.
+    # NUMBER_WORDS; two numbers joined by "-", "to" or "or" are a range. Round halves
+    # up (Python's round() rounds 6.5 to 6, the even number), clamp into [LOW, HIGH]
+    # and return an int, or None.
     ### BEGIN SOLUTION
     text = SCALE.sub(" ", reply.lower())
     for word, digit in NUMBER_WORDS.items():

@@ -9,6 +9,8 @@
     m3_retrieval_score.py       Milestone 3: retrieval_score
     m4_retriever.py             Milestone 4: rank_memories, retrieve (scenarios on stores)
     m5_kinds.py                 Milestone 5: kind_recency_score, retrieve_by_kind; kind labels
+    m6_importance_parsing.py    optional Milestone 6: parse_importance (a reply -> 1-10/None)
+    m7_forgetting.py            optional Milestone 7: should_forget (a bool per memory)
     failure_modes.py            notebooks 06a-06b: blame a signal from the table, then fix it
     answers.py                  answer cells: numbers checked with a tolerance, a recall's
                                 fields, the memory block's tokens (formative, not graded)
@@ -33,7 +35,9 @@ from teaching.checks.core import (
     CheckFailed,
     Mistakes,
     NotImplementedYet,
+    ValueMistakes,
     check_cases,
+    check_values,
 )
 from teaching.checks.m1_recency import MISTAKES as RECENCY_MISTAKES
 from teaching.checks.m1_recency import check_recency_score
@@ -61,6 +65,10 @@ from teaching.checks.m5_kinds import (
     check_retrieve_by_kind,
     run_kind_scenario,
 )
+from teaching.checks.m6_importance_parsing import MISTAKES as PARSE_IMPORTANCE_MISTAKES
+from teaching.checks.m6_importance_parsing import check_parse_importance
+from teaching.checks.m7_forgetting import MISTAKES as SHOULD_FORGET_MISTAKES
+from teaching.checks.m7_forgetting import check_should_forget
 from teaching.milestones import MILESTONES
 
 __all__ = [
@@ -76,12 +84,14 @@ __all__ = [
     "check_importance_score",
     "check_kind_labels",
     "check_kind_recency_score",
+    "check_parse_importance",
     "check_rank_memories",
     "check_recency_score",
     "check_relevance_score",
     "check_retrieval_score",
     "check_retrieve",
     "check_retrieve_by_kind",
+    "check_should_forget",
     "require_milestones",
     "run_cases",
     "run_kind_scenario",
@@ -105,6 +115,15 @@ CHECKS: dict[str, Callable[..., None]] = {
     "retrieve": check_retrieve,
     "kind_recency_score": check_kind_recency_score,
     "retrieve_by_kind": check_retrieve_by_kind,
+    "parse_importance": check_parse_importance,
+    "should_forget": check_should_forget,
+}
+
+# Optional milestones whose answers are plain values (an int or None, a bool, ids, a
+# table), checked by core.check_values: function -> its named slips.
+VALUE_MISTAKES: dict[str, ValueMistakes] = {
+    "parse_importance": PARSE_IMPORTANCE_MISTAKES,
+    "should_forget": SHOULD_FORGET_MISTAKES,
 }
 
 
@@ -114,6 +133,8 @@ def run_cases(name: str, cases: list[Case], function: Callable | None = None) ->
     Returns how many cases passed; on the first wrong answer raises CheckFailed naming
     the likely mistake from that function's milestone.
     """
+    if name in VALUE_MISTAKES:
+        return check_values(name, cases, function, VALUE_MISTAKES[name])
     return check_cases(name, cases, function, MISTAKES.get(name, Mistakes()))
 
 
