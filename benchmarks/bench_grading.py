@@ -6,7 +6,7 @@
 
 Builds the editions first if there is no course yet (python -m grading release). Each
 generated submission is the reference solution with one of the self-check's known
-mistakes (grading/mistakes.py), in turn, so the batch mixes right, wrong, crashing and
+mistakes (grading/selfcheck/mistakes.py), in turn, so the batch mixes right, wrong, crashing and
 looping code the way a real class does. Reports the median and the slowest seconds per
 submission (the three sandboxed runs, staging included) and the batch's wall time with
 `--jobs` graders in parallel (default: the number of cores). The gradebook and feedback
@@ -29,11 +29,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from grading.autograde import autograde
-from grading.editions import release
+from grading.course.autograde import autograde
+from grading.course.editions import release
 from grading.layout import COURSE
-from grading.mistakes import ATTACK_SUBMISSIONS, LINKS, RESUBMITTED, SUBMISSIONS
-from grading.selfcheck import build
+from grading.selfcheck.mistakes import SUBMISSIONS
+from grading.selfcheck.runner import build
 
 SLOW = {"retrieve-loops-forever"}  # a hang costs the case timeout, not grading time
 
@@ -46,8 +46,7 @@ def main() -> int:
     args = parser.parse_args()
     if not (COURSE / "gradebook.db").is_file():
         release(log=lambda line: None)
-    hostile = {s.name for s in [*ATTACK_SUBMISSIONS, *LINKS, RESUBMITTED]}
-    kinds = [s for s in SUBMISSIONS if s.name not in hostile | SLOW]
+    kinds = [s for s in SUBMISSIONS if s.name not in SLOW]  # the attacks are apart
     with tempfile.TemporaryDirectory(prefix="memory-lab-bench-") as scratch:
         folder, course = Path(scratch) / "submissions", Path(scratch) / "course"
         folder.mkdir()

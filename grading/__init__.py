@@ -8,13 +8,20 @@
     python -m grading autograde DIR --queue ; python -m grading worker   # several graders
 
 What a learner writes is code/scoring.py and code/retriever.py. Grading runs them in
-sandboxed workers (sandbox.py, worker.py) on inputs only; the trusted parent judges
-(verdict.py), grades each milestone on its own (grader.py) and alone writes nbgrader's
-records of each submission, the feedback and the export (results.py), so the formgrader,
-hand grading, release_feedback and nbgrader export work on the sandboxed grades. A
-submission's rows are written in one transaction (gradebook.py); several graders share a
-PostgreSQL gradebook and a queue (queue.py). See docs/instructor-guide.md and
-docs/several-graders.md.
+sandboxed workers on inputs only; the trusted parent judges, grades each milestone on its
+own and alone writes nbgrader's records of each submission, the feedback and the export,
+so the formgrader, hand grading, release_feedback and nbgrader export work on the
+sandboxed grades. Laid out by job (tests/test_layers.py holds who may import whom):
+
+    sandbox/     the bubblewrap launcher, seccomp filter, memory cgroup and the worker
+    judge/       the trusted parent: one submission's grading, the verdict, fresh inputs,
+                 the reference scoring the Milestone 4 run asks for
+    course/      the nbgrader course: editions, autograde, nbgrader's records (results,
+                 gradebook, queue), preprocessors, reshape
+    selfcheck/   the self-check's runner and its catalogue of mistakes and attacks
+    layout.py markers.py points.py   the edition's facts, under every job
+
+See docs/instructor-guide.md and docs/several-graders.md.
 
 This package is the instructor's: it is left out of the student edition, since its
 self-check holds deliberately wrong copies of the solution.

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from grading.editions import CELL_TIMEOUT, release
+from grading.course.editions import CELL_TIMEOUT, release
 from grading.layout import ASSIGNMENT, COURSE
 from grading.markers import BuildError
 
@@ -73,11 +73,11 @@ def main(argv: list[str] | None = None) -> int:
 
             print(table())
         elif args.command == "reshape":
-            from grading.reshape import reshape
+            from grading.course.reshape import reshape
 
             reshape(jobs=args.jobs, isolated=not args.no_isolation)
         elif args.command == "autograde":
-            from grading.autograde import autograde_command
+            from grading.course.autograde import autograde_command
 
             return autograde_command(
                 args.submissions,
@@ -91,13 +91,13 @@ def main(argv: list[str] | None = None) -> int:
                 lease=args.lease,
             )
         elif args.command == "worker":
-            from grading.autograde import worker_command
+            from grading.course.autograde import worker_command
 
             return worker_command(
                 args.jobs, not args.no_isolation, args.course, args.db_url, args.lease, args.slot
             )
         else:
-            from grading.selfcheck import selfcheck
+            from grading.selfcheck.runner import selfcheck
 
             return selfcheck(args.jobs, args.cell_timeout, not args.no_isolation)
     except BuildError as error:

@@ -92,7 +92,7 @@ def test_jupyter_started_from_this_environment_may_run_as_root_with_encrypted_ke
 
 def _shared(path):
     """A settings file without the server extensions' switches: the student edition turns
-    the instructor's nbgrader panels off there (grading/editions.py), and its tests may run
+    the instructor's nbgrader panels off there (grading/course/editions.py), and its tests may run
     in an environment installed from either edition."""
     settings = json.loads(path.read_text())
     settings.get("ServerApp", {}).pop("jpserver_extensions", None)

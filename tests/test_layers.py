@@ -15,14 +15,20 @@ code/README.md:
                                  and no loop between folders (imports collapsed to the
                                  folder or top module they are in)
 
-grading/ is held to its jobs the same way (`grading_breaks`):
+grading/ is laid out by job, a package each, and held to it the same way
+(`grading_breaks`):
 
-    sandbox      sandbox, seccomp, cgroup: import only each other and layout; worker.py
-                 imports nothing of grading/ (it runs alone, inside the sandbox)
-    judge        grader, verdict, fresh, oracle: never the nbgrader records or the self-check
-    records      results, preprocessors, gradebook, queue: never the self-check
-    self-check   selfcheck and its catalogue, mistakes: imported by nothing but each other
-                 and the command line (__main__)
+    sandbox/     launcher, seccomp, cgroup, worker: stand on layout alone (never the judge,
+                 the nbgrader course or the self-check); the worker imports nothing of
+                 grading/ (it runs alone, inside the sandbox)
+    judge/       grader, verdict, fresh, oracle: never the nbgrader course or the self-check
+    course/      editions, autograde, results, gradebook, queue, preprocessors, reshape:
+                 never the self-check
+    selfcheck/   its runner and its catalogue (mistakes, attacks): imported by nothing but
+                 itself and the command line (__main__); the catalogue imports nothing of
+                 grading/ but itself (never its runner, nor the grader it tests)
+    layout, markers, points   the edition's facts, under every job: import none of them
+    no loop between the jobs (imports collapsed to the package or top module they are in)
 
 Tests plant a violation in a copy of code/ (or grading/) and check that it is caught.
 """
@@ -100,30 +106,51 @@ def imports_grading(code: Path) -> list[str]:
 
 
 GRADING = CODE.parent / "grading"
-SANDBOX = {"sandbox", "seccomp", "cgroup"}
-JUDGE = {"grader", "verdict", "fresh", "oracle"}
-RECORDS = {"results", "preprocessors", "gradebook", "queue"}
-SELF_CHECK = {"selfcheck", "mistakes"}
+SHARED = {"layout", "markers", "points"}  # the edition's facts, under every job
+CATALOGUE = {"selfcheck", "selfcheck.mistakes", "selfcheck.attacks"}
+
+
+def grading_graph(folder: Path) -> dict[str, set[str]]:
+    """'sandbox.launcher' -> {'sandbox.seccomp', 'layout', ...}: grading/'s own imports."""
+    names = module_names(folder)
+
+    def resolve(imported: str) -> str | None:
+        imported = imported.removeprefix("grading").removeprefix(".")
+        while imported and imported not in names:
+            imported = imported.rpartition(".")[0]
+        return imported or None
+
+    return {
+        name: {resolve(i) for i in imports_of(path, f"grading.{name}")
+               if i.split(".")[0] == "grading"} - {None, name}
+        for name, path in names.items()
+    }  # fmt: skip
 
 
 def grading_breaks(folder: Path) -> list[str]:
     """Every import inside grading/ that crosses its jobs, as 'a -> b: the rule'."""
     broken = []
-    for path in sorted(folder.glob("*.py")):
-        module = path.stem
-        targets = {i.split(".")[1] for i in imports_of(path, f"grading.{module}")
-                   if i.startswith("grading.")}  # fmt: skip
-        for target in sorted(targets - {module}):
-            if module == "worker":
+    graph = grading_graph(folder)
+    for module, targets in sorted(graph.items()):
+        job = module.split(".")[0]
+        for target in sorted(targets):
+            to = target.split(".")[0]
+            if module == "sandbox.worker":
                 broken.append(f"{module} -> {target}: the worker imports nothing of grading/")
-            if module in SANDBOX and target not in SANDBOX | {"layout"}:
+            if job == "sandbox" and to not in {"sandbox", "layout"}:
                 broken.append(f"{module} -> {target}: the sandbox stands on layout alone")
-            if module in JUDGE and target in RECORDS | SELF_CHECK | {"autograde"}:
+            if job == "judge" and to in {"course", "selfcheck"}:
                 broken.append(f"{module} -> {target}: judging never writes records")
-            if module in RECORDS and target in SELF_CHECK:
-                broken.append(f"{module} -> {target}: the records never import the self-check")
-            if target in SELF_CHECK and module not in SELF_CHECK | {"__main__"}:
+            if job == "course" and to == "selfcheck":
+                broken.append(f"{module} -> {target}: the course never imports the self-check")
+            if to == "selfcheck" and job not in {"selfcheck", "__main__"}:
                 broken.append(f"{module} -> {target}: only the self-check uses its catalogue")
+            if module in CATALOGUE and target not in CATALOGUE:
+                broken.append(f"{module} -> {target}: the catalogue imports only itself")
+            if job in SHARED and to not in SHARED:
+                broken.append(f"{module} -> {target}: layout, markers, points are under every job")
+    for loop in cycles(folder_graph(graph)):
+        broken.append(f"{' <-> '.join(loop)}: no loop between grading/'s jobs")
     return broken
 
 
@@ -294,12 +321,21 @@ def test_grading_imports_keep_to_their_jobs():
 def test_a_planted_crossing_in_grading_is_caught(tmp_path):
     copy = tmp_path / "grading"
     shutil.copytree(GRADING, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    plant(copy / "worker.py", "def _late():\n    import grading.layout\n")
-    plant(copy / "verdict.py", "def _late():\n    from grading import results\n")
-    plant(copy / "queue.py", "def _late():\n    from grading.mistakes import SUBMISSIONS\n")
+    plant(copy / "sandbox" / "worker.py", "import grading.layout\n")
+    plant(
+        copy / "sandbox" / "cgroup.py", "def _late():\n    from grading.course.queue import claim\n"
+    )
+    plant(copy / "judge" / "verdict.py", "def _late():\n    import grading.course.results\n")
+    plant(copy / "course" / "queue.py", "def _late():\n    import grading.selfcheck.mistakes\n")
+    plant(copy / "selfcheck" / "attacks.py", "def _late():\n    from .runner import build\n")
+    plant(copy / "points.py", "def _late():\n    from grading.judge.fresh import seeded\n")
     assert grading_breaks(copy) == [
-        "queue -> mistakes: the records never import the self-check",
-        "queue -> mistakes: only the self-check uses its catalogue",
-        "verdict -> results: judging never writes records",
-        "worker -> layout: the worker imports nothing of grading/",
+        "course.queue -> selfcheck.mistakes: the course never imports the self-check",
+        "course.queue -> selfcheck.mistakes: only the self-check uses its catalogue",
+        "judge.verdict -> course.results: judging never writes records",
+        "points -> judge.fresh: layout, markers, points are under every job",
+        "sandbox.cgroup -> course.queue: the sandbox stands on layout alone",
+        "sandbox.worker -> layout: the worker imports nothing of grading/",
+        "selfcheck.attacks -> selfcheck.runner: the catalogue imports only itself",
+        "course <-> judge <-> points <-> sandbox <-> selfcheck: no loop between grading/'s jobs",
     ]

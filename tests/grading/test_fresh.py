@@ -16,16 +16,18 @@ import pytest
 
 import retriever
 import scoring
-from grading.fresh import VARIANTS, fresh_cells, mistaken, seeded
+from grading.judge.fresh import VARIANTS, fresh_cells, mistaken, seeded
+from grading.judge.verdict import CELLS, RANKS, TOP_SIGNALS, request, run_cell
 from grading.layout import ROOT
-from grading.verdict import CELLS, RANKS, TOP_SIGNALS, request, run_cell
 from teaching.checks.core import NOW
 
 PUBLIC = [cell for cell in CELLS if not cell.hidden]
 
 
 def asker():
-    spec = importlib.util.spec_from_file_location("grading_worker", ROOT / "grading" / "worker.py")
+    spec = importlib.util.spec_from_file_location(
+        "grading_worker", ROOT / "grading/sandbox/worker.py"
+    )
     worker = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(worker)
     worker.LEARNER = str(ROOT / "code")

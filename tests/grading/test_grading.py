@@ -16,13 +16,13 @@ from typing import ClassVar
 import nbformat
 import pytest
 
-from grading.autograde import submissions_in, table
-from grading.editions import check_markers
-from grading.grader import Graded, find_code
+from grading.course.autograde import submissions_in, table
+from grading.course.editions import check_markers
+from grading.course.preprocessors import HideHiddenChecks, StderrIsNotFailure
+from grading.judge.grader import Graded, find_code
 from grading.layout import ROOT, is_listed
 from grading.markers import BuildError, clear_solutions, find_leaks, regions, secret_lines
-from grading.mistakes import SUBMISSIONS
-from grading.preprocessors import HideHiddenChecks, StderrIsNotFailure
+from grading.selfcheck.mistakes import SUBMISSIONS
 
 SOLUTION = ("### BEGIN SOLUTION", "### END SOLUTION")
 
@@ -99,7 +99,7 @@ def test_answers_are_refused_outside_the_learner_core_and_graded_notebooks(tmp_p
 @pytest.mark.parametrize(
     ("name", "listed"),
     [
-        ("grading/autograde.py", True),
+        ("grading/course/autograde.py", True),
         ("tests/teaching/test_checks.py", True),
         ("code/__pycache__/scoring.cpython-311.pyc", True),
         ("memory_lab.sqlite3-wal", True),
@@ -171,7 +171,7 @@ def test_student_folders_are_listed_and_odd_names_skipped_with_a_reason(tmp_path
 
 
 def test_the_table_gives_points_per_milestone_and_the_total():
-    from grading.verdict import CELLS, Outcome
+    from grading.judge.verdict import CELLS, Outcome
 
     ana = Graded("ana", [Outcome(c, score=float(c.points)) for c in CELLS if c.milestone != 2])
     bo = Graded("bo", [Outcome(c) for c in CELLS])
@@ -190,7 +190,7 @@ def test_every_self_check_edit_applies_to_the_reference_exactly_once(submission)
 
 
 def test_instructor_parts_of_markdown_are_left_out_of_the_student_edition():
-    from grading.editions import without_instructor_parts
+    from grading.course.editions import without_instructor_parts
 
     text = "# Lab\n<!-- instructor-only: why -->\n## For instructors\nrun it\n"
     text += "<!-- /instructor-only -->\n## Start\n"
@@ -200,7 +200,7 @@ def test_instructor_parts_of_markdown_are_left_out_of_the_student_edition():
 
 
 def test_staging_copies_regular_files_and_refuses_links_fifos_and_huge_files(tmp_path):
-    from grading.grader import MAX_BYTES, copy_regular
+    from grading.judge.grader import MAX_BYTES, copy_regular
 
     (tmp_path / "ok.py").write_text("x = 1\n")
     (tmp_path / "link.py").symlink_to(tmp_path / "ok.py")
@@ -223,7 +223,7 @@ def open_fds() -> int:
 def test_a_folder_socket_or_device_in_place_of_a_learner_file_is_refused_by_name(tmp_path, kind):
     import socket
 
-    from grading.grader import copy_regular
+    from grading.judge.grader import copy_regular
 
     path = tmp_path / "scoring.py"
     if kind == "folder":
@@ -251,7 +251,7 @@ def test_student_ids_are_matched_whole_so_a_trailing_newline_is_skipped(tmp_path
 
 
 def test_an_empty_code_folder_at_the_top_is_passed_over_for_the_real_one_and_said(tmp_path):
-    from grading.grader import locate
+    from grading.judge.grader import locate
 
     (tmp_path / "ana" / "code").mkdir(parents=True)
     (tmp_path / "ana" / "memory-lab-main" / "code").mkdir(parents=True)
@@ -290,7 +290,7 @@ def test_a_symlinked_code_folder_is_refused(tmp_path):
     ],
 )
 def test_the_parent_accepts_only_an_exact_float_and_quotes_nothing_unvalidated(reply):
-    from grading.verdict import CELLS, run_cell
+    from grading.judge.verdict import CELLS, run_cell
 
     cell = next(c for c in CELLS if c.id == "check_importance_score")
     outcome = run_cell(cell, lambda request: reply, {})
@@ -300,7 +300,7 @@ def test_the_parent_accepts_only_an_exact_float_and_quotes_nothing_unvalidated(r
 
 
 def test_the_parent_scores_exact_right_floats_in_full():
-    from grading.verdict import CELLS, run_cell
+    from grading.judge.verdict import CELLS, run_cell
 
     cell = next(c for c in CELLS if c.id == "check_importance_score")
     answers = iter(case.expected for case in cell.cases)
@@ -309,7 +309,7 @@ def test_the_parent_scores_exact_right_floats_in_full():
 
 
 def test_hidden_cases_come_from_the_instructor_notebooks_and_never_show_their_inputs():
-    from grading.verdict import CELLS, run_cell
+    from grading.judge.verdict import CELLS, run_cell
 
     cell = next(c for c in CELLS if c.id == "check_recency_score_hidden")
     assert len(cell.cases) == 7 and cell.hidden
@@ -343,8 +343,8 @@ def course(tmp_path, monkeypatch):
 
 
 def test_a_regrade_replaces_the_sandboxed_scores_and_the_export_holds_every_student(course):
-    from grading.results import EXPORT, write_csv, write_gradebook
-    from grading.verdict import CELLS, Outcome
+    from grading.course.results import EXPORT, write_csv, write_gradebook
+    from grading.judge.verdict import CELLS, Outcome
 
     write_gradebook(Graded("ana", [Outcome(c, score=float(c.points)) for c in CELLS]), course)
     write_gradebook(Graded("bo", [Outcome(c, score=float(c.points)) for c in CELLS]), course)
@@ -362,9 +362,9 @@ def test_a_regrade_replaces_the_sandboxed_scores_and_the_export_holds_every_stud
 
 
 def test_the_feedback_page_is_escaped_offline_and_capped(tmp_path):
+    from grading.course.results import PAGE_BYTES, write_feedback
+    from grading.judge.verdict import CELLS, Outcome
     from grading.layout import GRADED
-    from grading.results import PAGE_BYTES, write_feedback
-    from grading.verdict import CELLS, Outcome
 
     graded = Graded("ana", [Outcome(c, message="<script>x</script>" * 10_000) for c in CELLS])
     graded.notes = ["<img src=x onerror=alert(1)>"]
@@ -382,7 +382,7 @@ def test_the_feedback_page_is_escaped_offline_and_capped(tmp_path):
 
 
 def test_a_crash_line_is_quoted_only_from_the_learner_own_file(tmp_path):
-    from grading.verdict import CELLS, run_cell
+    from grading.judge.verdict import CELLS, run_cell
 
     mine = tmp_path / "retriever.py"
     mine.write_text("def retrieve(store, query, now):\n    return store.missing\n")
@@ -414,8 +414,8 @@ class FakeWorker:
 
 
 def test_hidden_cells_run_in_fresh_workers_after_every_public_one(tmp_path, monkeypatch):
-    from grading import grader
-    from grading.verdict import CELLS, request
+    from grading.judge import grader
+    from grading.judge.verdict import CELLS, request
 
     monkeypatch.setattr(grader, "Worker", FakeWorker)
     FakeWorker.started = []
@@ -436,8 +436,8 @@ def test_hidden_cells_run_in_fresh_workers_after_every_public_one(tmp_path, monk
 
 
 def test_cells_left_when_the_time_budget_is_spent_score_0_and_say_so(tmp_path, monkeypatch):
-    from grading import grader
-    from grading.verdict import CELLS
+    from grading.judge import grader
+    from grading.judge.verdict import CELLS
 
     monkeypatch.setattr(grader, "Worker", FakeWorker)
     budget = grader.Budget(0, True, deadline=0.0)  # long past
@@ -449,8 +449,8 @@ def test_cells_left_when_the_time_budget_is_spent_score_0_and_say_so(tmp_path, m
 
 
 def test_the_hint_calls_the_retriever_right_only_when_every_retriever_cell_scored():
-    from grading.grader import hint
-    from grading.verdict import CELLS, Outcome
+    from grading.judge.grader import hint
+    from grading.judge.verdict import CELLS, Outcome
 
     cells = {c.id: c for c in CELLS}
     rank, retrieve = cells["check_rank_memories"], cells["check_retrieve"]
@@ -467,7 +467,7 @@ def test_the_hint_calls_the_retriever_right_only_when_every_retriever_cell_score
 
 
 def test_grading_refuses_a_release_that_disagrees_with_the_notebooks_naming_the_cell(tmp_path):
-    from grading.autograde import check_release
+    from grading.course.autograde import check_release
     from grading.layout import ASSIGNMENT, GRADED
     from grading.points import points
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from grading.grader import Collected, collect, grade, stage
+from grading.judge.grader import Collected, collect, grade, stage
 
 pytestmark = [
     pytest.mark.slow,

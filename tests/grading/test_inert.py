@@ -13,9 +13,9 @@ from html.parser import HTMLParser
 import nbformat
 import pytest
 
-from grading.grader import Graded
-from grading.results import inert, make_inert, page
-from grading.verdict import CELLS, Outcome
+from grading.course.results import inert, make_inert, page
+from grading.judge.grader import Graded
+from grading.judge.verdict import CELLS, Outcome
 
 PLANTED = "document.body.setAttribute('data-planted', 'yes')"
 LIVE = [

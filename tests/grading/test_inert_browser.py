@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from test_inert import INSTRUCTOR, LIVE, formgrade, planted_notebook
 
-from grading.grader import Graded
-from grading.results import make_inert, page
-from grading.verdict import CELLS, Outcome
+from grading.course.results import make_inert, page
+from grading.judge.grader import Graded
+from grading.judge.verdict import CELLS, Outcome
 
 # Read at import: the shared fixtures strip MEMORY_LAB_* variables before each test runs.
 CHROMIUM = os.environ.get("MEMORY_LAB_CHROMIUM") or shutil.which("chromium")

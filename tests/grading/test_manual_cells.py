@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from grading.grader import Graded
+from grading.judge.grader import Graded
 from grading.layout import ASSIGNMENT, GRADED, REGISTRY, ROOT
 from grading.markers import secret_lines
 
@@ -14,8 +14,8 @@ from grading.markers import secret_lines
 def test_the_export_counts_written_answers_apart_and_the_max_includes_them(tmp_path, monkeypatch):
     from nbgrader.api import Gradebook
 
-    from grading.results import write_csv, write_gradebook
-    from grading.verdict import CELLS, Outcome
+    from grading.course.results import write_csv, write_gradebook
+    from grading.judge.verdict import CELLS, Outcome
 
     # nbgrader runs the `alembic` command to make a new gradebook: the venv's, on PATH
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")

@@ -16,15 +16,17 @@ import pytest
 
 import retriever
 import scoring
+from grading.judge.verdict import CELLS, request, run_cell
 from grading.layout import ROOT
-from grading.mistakes import KIND_RECENCY, RETRIEVE_BY_KIND, SUBMISSIONS
-from grading.verdict import CELLS, request, run_cell
+from grading.selfcheck.mistakes import KIND_RECENCY, RETRIEVE_BY_KIND, SUBMISSIONS
 
 M5 = {cell.id: cell for cell in CELLS if cell.milestone == 5}
 
 
 def load_worker():
-    spec = importlib.util.spec_from_file_location("grading_worker", ROOT / "grading" / "worker.py")
+    spec = importlib.util.spec_from_file_location(
+        "grading_worker", ROOT / "grading/sandbox/worker.py"
+    )
     worker = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(worker)
     worker.LEARNER = str(ROOT / "code")

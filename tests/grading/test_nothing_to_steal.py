@@ -1,7 +1,7 @@
 """Nothing a learner's code can carry out of the sandbox is worth anything.
 
 The Milestone 4 run holds no reference: its `scoring` is a proxy the trusted parent answers
-(grading/oracle.py), so no source or bytecode of it is there to read, and a sender in that
+(grading/judge/oracle.py), so no source or bytecode of it is there to read, and a sender in that
 run that writes what it finds into the host's page cache (one page of a large read-only
 file per bit, as a student's receiver outside reads it back with preadv2(RWF_NOWAIT)) has
 nothing of the reference to write. The channel itself stays open, measured here: hidden
@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from grading import grader
-from grading.grader import grade
+from grading.judge import grader
+from grading.judge.grader import grade
+from grading.judge.oracle import Oracle
 from grading.layout import ROOT
 from grading.markers import clear_solutions
-from grading.oracle import Oracle
 
 pytestmark = [
     pytest.mark.slow,

@@ -16,9 +16,9 @@ import pytest
 
 import retriever
 import scoring
+from grading.judge.oracle import Oracle
+from grading.judge.verdict import CELLS, request
 from grading.layout import ROOT
-from grading.oracle import Oracle
-from grading.verdict import CELLS, request
 from teaching.checks.core import HOUR, NOW
 
 RETRIEVE = next(c for c in CELLS if c.id == "check_retrieve")
@@ -30,7 +30,9 @@ def case_request(cell=RETRIEVE, index=1) -> dict:
 
 
 def worker_module():
-    spec = importlib.util.spec_from_file_location("grading_worker", ROOT / "grading" / "worker.py")
+    spec = importlib.util.spec_from_file_location(
+        "grading_worker", ROOT / "grading/sandbox/worker.py"
+    )
     worker = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(worker)
     return worker

@@ -1,4 +1,4 @@
-"""Several graders on one PostgreSQL gradebook and queue (grading/queue.py), for real.
+"""Several graders on one PostgreSQL gradebook and queue (grading/course/queue.py), for real.
 
 Two `python -m grading worker` processes, each in a working folder of its own (two
 machines), grade 60 queued submissions; one is killed (SIGKILL) while it holds a claim.
@@ -20,10 +20,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grading import selfcheck
-from grading.gradebook import opened
+from grading.course.gradebook import opened
 from grading.layout import ASSIGNMENT, LEARNER_FILES, REGISTRY, ROOT
-from grading.mistakes import SUBMISSIONS
+from grading.selfcheck import runner as selfcheck
+from grading.selfcheck.mistakes import SUBMISSIONS
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
@@ -40,7 +40,7 @@ PLAIN = [  # right, untouched, and every one-mistake learner core of the self-ch
 @pytest.fixture(scope="module")
 def released(tmp_path_factory):
     """A scratch course and student edition, built by the course's own release."""
-    from grading.editions import release
+    from grading.course.editions import release
 
     dist = tmp_path_factory.mktemp("dist")
     path = os.environ["PATH"]
@@ -55,8 +55,8 @@ def released(tmp_path_factory):
 def course_on(released: Path, target: Path, url: str | None) -> Path:
     """A copy of the scratch course whose gradebook is `url` (None: its own SQLite file),
     holding the assignment as release records it (nbgrader generate_assignment)."""
-    from grading.editions import nbgrader
-    from grading.gradebook import gradebook_setting
+    from grading.course.editions import nbgrader
+    from grading.course.gradebook import gradebook_setting
 
     course = target / "course"
     shutil.copytree(released / "course", course)
@@ -145,7 +145,7 @@ def sql(url: str, query: str, **values) -> list:
 def single_grader(submissions: Path, released: Path, tmp_path: Path) -> dict:
     """The table one grader writes, one submission after another, into its own gradebook
     (the scratch course's SQLite file)."""
-    from grading.autograde import autograde
+    from grading.course.autograde import autograde
 
     course = course_on(released, tmp_path / "single", None)
     results = autograde(submissions, jobs=1, course=course, log=lambda line: None)
@@ -167,8 +167,8 @@ def grader(tmp_path: Path, name: str, url: str, slot: int) -> subprocess.Popen:
 
 
 def enqueue(url: str, submissions: Path) -> None:
-    from grading import queue
-    from grading.grader import collect
+    from grading.course import queue
+    from grading.judge.grader import collect
 
     engine = queue.engine_for(url)
     try:
@@ -245,9 +245,9 @@ def test_two_graders_one_killed_grade_each_submission_once_as_one_grader_does(
 
 KILLED_WHILE_WRITING = """
 import os, signal, sys
-from grading import queue, results
-from grading.grader import Graded
-from grading.verdict import CELLS, Outcome
+from grading.course import queue, results
+from grading.judge.grader import Graded
+from grading.judge.verdict import CELLS, Outcome
 
 url = sys.argv[1]
 engine = queue.engine_for(url)
@@ -326,7 +326,7 @@ def test_a_second_grader_skips_a_claim_in_progress_instead_of_taking_or_waiting_
 
     from sqlalchemy import create_engine, text
 
-    from grading import queue
+    from grading.course import queue
 
     url = gradebook_url
     two = tmp_path / "two"
@@ -356,7 +356,7 @@ def test_a_second_grader_skips_a_claim_in_progress_instead_of_taking_or_waiting_
 @pytest.fixture
 def queue_url():
     """A fresh database on the tests' embedded server holding only the queue's tables."""
-    from grading import queue
+    from grading.course import queue
     from pg_fixtures import server
 
     name = f"queue_{uuid.uuid4().hex[:12]}"
@@ -371,8 +371,8 @@ def queue_url():
 
 
 def test_a_grading_that_outlasts_its_lease_keeps_the_claim_while_the_lease_is_renewed(queue_url):
-    from grading import queue
-    from grading.grader import Collected
+    from grading.course import queue
+    from grading.judge.grader import Collected
 
     lease = 1.2  # seconds; renewed every 0.4 s while the sandboxes run
     mine, theirs = queue.engine_for(queue_url), queue.engine_for(queue_url)

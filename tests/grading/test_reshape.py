@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 from grading import layout
-from grading.editions import release
+from grading.course.editions import release
 from grading.layout import ASSIGNMENT, GRADED, LEARNER_FILES, ROOT
 from grading.markers import BuildError
 
@@ -28,7 +28,7 @@ REMOVED, KEPT = "explain_flat_store", "explain_last_access"  # two written cells
 def written(course, student="ana"):
     from nbgrader.api import Gradebook
 
-    from grading.results import gradebook_url
+    from grading.course.results import gradebook_url
 
     with Gradebook(gradebook_url(course)) as gradebook:
         notebook = gradebook.find_submission_notebook("01_recency", ASSIGNMENT, student)
@@ -42,9 +42,9 @@ def test_a_written_cell_removed_after_submissions_keeps_every_other_hand_grade(
 ):
     from nbgrader.api import Gradebook
 
-    from grading.autograde import autograde
-    from grading.reshape import reshape
-    from grading.results import EXPORT, gradebook_url
+    from grading.course.autograde import autograde
+    from grading.course.reshape import reshape
+    from grading.course.results import EXPORT, gradebook_url
 
     tmp_path.chmod(0o755)
     release(log=lambda line: None, dist=tmp_path / "dist")

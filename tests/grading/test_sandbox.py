@@ -23,9 +23,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from grading import cgroup, seccomp
 from grading.layout import ROOT
-from grading.sandbox import ENV, LIMITS, SLOTS, TMP_BYTES, UID_BASE, Worker, slot_in_use
+from grading.sandbox import cgroup, seccomp
+from grading.sandbox.launcher import ENV, LIMITS, SLOTS, TMP_BYTES, UID_BASE, Worker, slot_in_use
 
 pytestmark = [
     pytest.mark.slow,
@@ -80,7 +80,7 @@ def test_a_slot_another_grading_process_holds_is_never_shared(tmp_path):
     for slot 5 runs as another uid, and gets slot 5 back once that grader is gone."""
     holder = subprocess.Popen(
         [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
-         "from grading.sandbox import claim_slot; print(claim_slot(5)[0], flush=True); "
+         "from grading.sandbox.launcher import claim_slot; print(claim_slot(5)[0], flush=True); "
          "sys.stdin.read()", str(ROOT)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
@@ -253,13 +253,13 @@ return float(sum(host in seen for host in {hosts!r}))
 
 
 def test_the_sandbox_probe_passes_where_bubblewrap_works():
-    from grading.sandbox import probe
+    from grading.sandbox.launcher import probe
 
     probe()  # raises SandboxMissing, naming the cause, where namespaces are refused
 
 
 def test_without_bubblewrap_grading_refuses_and_names_the_tool(monkeypatch):
-    from grading import sandbox
+    from grading.sandbox import launcher as sandbox
 
     monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
     with pytest.raises(sandbox.SandboxMissing, match="bwrap.*--no-isolation"):
@@ -425,7 +425,7 @@ def test_each_worker_gets_its_own_cgroup_and_it_is_removed_after(tmp_path):
 
 
 def test_every_provided_module_is_importable_and_the_reference_core_is_not_there(tmp_path):
-    from grading.sandbox import PROVIDED
+    from grading.sandbox.launcher import PROVIDED
 
     assert {"memory_store.py", "embedding_helpers.py", "config.py", "base", "embeddings"} <= set(
         PROVIDED
@@ -449,7 +449,7 @@ def test_finding_out_whether_a_cgroup_can_be_made_leaves_none_behind():
 
 def test_an_interpreter_under_tmp_is_bound_on_top_of_the_small_tmp(monkeypatch):
     """A CI clone keeps its virtual environment under /tmp: the small /tmp must not hide it."""
-    from grading import sandbox
+    from grading.sandbox import launcher as sandbox
 
     monkeypatch.setattr(sandbox.sys, "prefix", "/tmp/clone/.venv")
     monkeypatch.setattr(sandbox.os.path, "realpath", lambda path: str(path))
@@ -466,8 +466,8 @@ def test_an_interpreter_under_tmp_is_bound_on_top_of_the_small_tmp(monkeypatch):
 
 @needs_root
 def test_the_self_check_counts_a_grading_uids_process_as_left_over_only_when_its_slot_is_free():
-    from grading.sandbox import claim_slot
-    from grading.selfcheck import survivors
+    from grading.sandbox.launcher import claim_slot
+    from grading.selfcheck.runner import survivors
 
     slot, lock = claim_slot(20)  # a batch beside the self-check, running a worker
     sleeper = subprocess.Popen(["sleep", "30"], user=UID_BASE + slot, group=UID_BASE + slot)

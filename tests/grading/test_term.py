@@ -24,10 +24,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grading.editions import grading_environment, release
+from grading.course.editions import grading_environment, release
 from grading.layout import ASSIGNMENT, COURSE_ID, GRADED, LEARNER_FILES, ROOT
 from grading.markers import find_leaks, secret_lines
-from grading.mistakes import SUBMISSIONS
+from grading.selfcheck.mistakes import SUBMISSIONS
 
 pytestmark = [
     pytest.mark.slow,
@@ -76,7 +76,7 @@ class Term:
         from nbgrader.apps.api import NbGraderAPI
         from nbgrader.coursedir import CourseDirectory
 
-        from grading.results import course_settings
+        from grading.course.results import course_settings
 
         config = course_settings(self.course)
         config.Exchange.root = str(self.exchange)
@@ -114,7 +114,7 @@ def grades(term: Term) -> dict[str, dict[str, float]]:
     """{student: {grade_id: score}} as the gradebook (and so the formgrader) holds them."""
     from nbgrader.api import Gradebook
 
-    from grading.results import gradebook_url
+    from grading.course.results import gradebook_url
 
     found = {}
     with Gradebook(gradebook_url(term.course)) as gradebook:
@@ -130,7 +130,7 @@ def set_manual_grade(term: Term, student: str, cell: str, notebook: str, score, 
     """What the formgrader's PUT /api/grade and /api/comment do (its apihandlers.py)."""
     from nbgrader.api import Gradebook
 
-    from grading.results import gradebook_url
+    from grading.course.results import gradebook_url
 
     with Gradebook(gradebook_url(term.course)) as gradebook:
         grade = gradebook.find_grade(cell, notebook, ASSIGNMENT, student)
@@ -160,7 +160,7 @@ def term(tmp_path_factory):
         if student == SLIP:  # the due date passes before the last one submits
             from nbgrader.api import Gradebook
 
-            from grading.results import gradebook_url
+            from grading.course.results import gradebook_url
 
             with Gradebook(gradebook_url(term.course)) as gradebook:
                 gradebook.update_or_create_assignment(ASSIGNMENT, duedate=datetime.now(UTC))
@@ -185,8 +185,8 @@ def test_the_exchange_hands_out_the_whole_workbook_and_nbgrader_validate_passes_
 def test_the_whole_term_runs_in_nbgrader_tools_on_sandboxed_grades(term):
     from nbconvert.exporters import HTMLExporter
 
-    from grading.autograde import autograde
-    from grading.results import EXPORT
+    from grading.course.autograde import autograde
+    from grading.course.results import EXPORT
 
     submitted = term.course / "submitted"
     assert sorted(p.name for p in submitted.iterdir()) == [RIGHT, SLIP, UNTOUCHED]
@@ -243,7 +243,7 @@ def test_the_whole_term_runs_in_nbgrader_tools_on_sandboxed_grades(term):
     # Late work: bo's timestamp.txt is after the due date; the course's plugin ("zero").
     from nbgrader.api import Gradebook
 
-    from grading.results import gradebook_url
+    from grading.course.results import gradebook_url
 
     with Gradebook(gradebook_url(term.course)) as gradebook:
         late = {s: gradebook.find_submission(ASSIGNMENT, s) for s in (RIGHT, SLIP, UNTOUCHED)}
@@ -279,7 +279,7 @@ def test_the_whole_term_runs_in_nbgrader_tools_on_sandboxed_grades(term):
 
 
 def test_no_in_kernel_path_publishes_the_solution_or_replaces_a_sandboxed_grade(term):
-    from grading.autograde import autograde
+    from grading.course.autograde import autograde
 
     autograde(term.course / "submitted", course=term.course, log=lambda line: None)
     sandboxed = grades(term)

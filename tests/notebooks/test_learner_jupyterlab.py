@@ -1,6 +1,6 @@
 """A learner's JupyterLab shows a learner's tools: no formgrader, no Create Assignment.
 
-The student edition's settings package (grading/editions.py `learner_jupyter_settings`)
+The student edition's settings package (grading/course/editions.py `learner_jupyter_settings`)
 switches off nbgrader's instructor panels, as plugins and as server extensions. Each test
 starts a real JupyterLab on the settings laid out as pip installs them, once as the
 student edition builds them and once as the master ships them (where the instructor keeps
@@ -19,7 +19,7 @@ import pytest
 from jupyter_lab_server import JupyterLab
 from jupyter_settings import SETTINGS, install_settings
 
-from grading.editions import (
+from grading.course.editions import (
     INSTRUCTOR_PLUGINS,
     INSTRUCTOR_SERVER_EXTENSIONS,
     learner_jupyter_settings,

@@ -10,12 +10,12 @@
 nbgrader's Gradebook commits after every call (the submission, then the grades), so a
 grader killed between two calls would leave a submission with only some of its grade
 rows. Here its session is joined to one outer transaction on one connection: a
-submission's rows are written together or not at all, and grading/queue.py marks the
+submission's rows are written together or not at all, and grading/course/queue.py marks the
 submission done in that same transaction. Any SQLAlchemy URL nbgrader supports works
 (nbgrader's FAQ recommends PostgreSQL when several people grade); a PostgreSQL URL
 without a driver (postgresql://...) gets psycopg 3, the driver this project installs.
 
-Deliberately left out: what the rows hold (grading/results.py), the queue (grading/queue.py).
+Deliberately left out: what the rows hold (results.py), the queue (queue.py).
 """
 
 from __future__ import annotations

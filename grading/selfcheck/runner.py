@@ -1,7 +1,7 @@
 """`python -m grading selfcheck`: prove the grading pipeline on known submissions.
 
 Builds both editions, then grades a batch of submissions whose right grade is known
-(grading/mistakes.py): the reference solution (full marks), the untouched student
+(mistakes.py and attacks.py): the reference solution (full marks), the untouched student
 edition (zero), one-mistake learner cores (each loses exactly the points of the checks
 its mistake breaks, only in its own milestone, and its feedback names the mistake),
 honest edge cases (CRLF, BOM, tabs, extra helpers, numpy floats, warnings: full marks),
@@ -44,10 +44,11 @@ from xml.etree import ElementTree
 import nbformat
 import psutil
 
-from grading import cgroup
-from grading.autograde import autograde
-from grading.editions import CELL_TIMEOUT, grading_environment, release
-from grading.grader import Graded
+from grading.course.autograde import autograde
+from grading.course.editions import CELL_TIMEOUT, grading_environment, release
+from grading.course.results import EXPORT, write_gradebook
+from grading.judge.grader import Graded
+from grading.judge.verdict import CELLS, Outcome, request
 from grading.layout import (
     ASSIGNMENT,
     COURSE,
@@ -58,10 +59,19 @@ from grading.layout import (
     STUDENT,
 )
 from grading.markers import HIDDEN, BuildError, regions, secret_lines
-from grading.mistakes import ECHO, KERNEL, KEYRING_FIRST, RESUBMITTED, SUBMISSIONS, Submission
-from grading.results import EXPORT, write_gradebook
-from grading.sandbox import SLOTS, UID_BASE, slot_in_use
-from grading.verdict import CELLS, Outcome, request
+from grading.sandbox import cgroup
+from grading.sandbox.launcher import SLOTS, UID_BASE, slot_in_use
+from grading.selfcheck.attacks import (
+    ATTACK_SUBMISSIONS,
+    ECHO,
+    KERNEL,
+    KEYRING_FIRST,
+    LINKS,
+    RESUBMITTED,
+)
+from grading.selfcheck.mistakes import SUBMISSIONS, Submission
+
+BATCH = [*SUBMISSIONS, *ATTACK_SUBMISSIONS, *LINKS, RESUBMITTED]  # graded together, in this order
 
 TAGS = re.compile(r"<[^>]+>")
 # A fake key, set in the environment while grading; written in two parts so that no
@@ -115,7 +125,7 @@ def stores_table() -> dict[str, list[str]]:
 def hidden_echoes() -> set[str]:
     """What the echo attack would show as "got" for each hidden case, if it could."""
     namespace: dict = {}
-    exec(ECHO, namespace)  # the attack's own arithmetic, from grading/mistakes.py
+    exec(ECHO, namespace)  # the attack's own arithmetic, from grading/selfcheck/attacks.py
     shown = set()
     for cell in CELLS:
         if cell.hidden and not hasattr(cell.cases[0], "rows"):
@@ -158,7 +168,7 @@ def build(submission: Submission, folder: Path, port: int = 0) -> Path:
         if text.count(old) != 1:
             raise BuildError(
                 f"self-check submission {submission.name!r}: {old!r} occurs "
-                f"{text.count(old)} times in {name}, not once; update grading/mistakes.py"
+                f"{text.count(old)} times in {name}, not once; update grading/selfcheck/mistakes.py"
             )
         (target / name).write_text(text.replace(old, new))
     for name in submission.delete:
@@ -500,7 +510,7 @@ def _selfcheck(jobs: int | None, cell_timeout: int, isolated: bool, dist: Path) 
             kernel_results, regraded, problems_after = kernel_channels(kernel, isolated)
             batch = Path(folder) / "batch"
             batch.mkdir()
-            for submission in SUBMISSIONS:
+            for submission in BATCH:
                 build(submission, batch, server.getsockname()[1])
             classmate = (batch / "reference" / "code" / "scoring.py").read_bytes()
             seed_full_grade(RESUBMITTED.name)
@@ -523,7 +533,7 @@ def _selfcheck(jobs: int | None, cell_timeout: int, isolated: bool, dist: Path) 
         os.environ.update(saved)
         server.close()
     by_name = {r.student: r for r in results + kernel_results}
-    checked = [(s, by_name[s.name]) for s in KERNEL + SUBMISSIONS]
+    checked = [(s, by_name[s.name]) for s in KERNEL + BATCH]
     checked.insert(1, (KEYRING_FIRST, regraded))
     print("\nself-check: every submission against the grade it must get")
     for index, (submission, result) in enumerate(checked):
@@ -536,7 +546,7 @@ def _selfcheck(jobs: int | None, cell_timeout: int, isolated: bool, dist: Path) 
         print(f"  {mark} {name:<48} {result.total:>4g}/{maximum:g} "
               f"(expected {maximum - lost:g})"
               + "".join(f"\n         {p}" for p in problems))  # fmt: skip
-    for submission in SUBMISSIONS:
+    for submission in BATCH:
         if submission.alias and not any(repr(submission.alias) in line for line in said):
             problems_after.append(f"{submission.alias!r} was not skipped with a message")
         if submission.alias in by_name:
@@ -552,7 +562,7 @@ def _selfcheck(jobs: int | None, cell_timeout: int, isolated: bool, dist: Path) 
     if failures:
         print(f"\nself-check FAILED: {failures} problem(s), {seconds:.0f} s")
         return 1
-    print(f"\nself-check passed: {len(checked)} gradings of {len(KERNEL + SUBMISSIONS)} "
+    print(f"\nself-check passed: {len(checked)} gradings of {len(KERNEL + BATCH)} "
           f"submissions as expected, feedback free of hidden checks, hidden inputs, the "
           f"solution and secrets, host memory within bounds, nothing outlived the batch, "
           f"{EXPORT} consistent, all in a scratch course ({seconds:.0f} s)")  # fmt: skip

@@ -12,7 +12,7 @@ outside it), and removed when the worker is gone.
 
 Where it is unavailable (no write access, or cgroup v2 with processes in the grader's own
 cgroup, where the kernel forbids enabling the controller for a child) grading goes on with
-the per-process limits and says so (grading/autograde.py logs `reason()`).
+the per-process limits and says so (grading/course/autograde.py logs `reason()`).
 
 Deliberately left out: the pids and CPU controllers (RLIMIT_NPROC under a uid of its own
 and RLIMIT_CPU already bound them).

@@ -7,13 +7,13 @@
                mistake costs only its own milestone (and retriever code cannot patch the
                scoring graded in the first run: that ran in another process). The
                reference is never in that sandbox: its scoring is a proxy the trusted
-               parent answers for the case's own memories (grading/oracle.py)
+               parent answers for the case's own memories (grading/judge/oracle.py)
     hint       the retriever's public checks on the learner's own scoring, only for the
                feedback: when it changes the retriever's answers, it says which milestone
                to fix first
 
 Every cell's inputs, hidden ones too, are drawn afresh for each grading from a secret
-the sandbox never sees (grading/fresh.py): an input carried out by a side channel says
+the sandbox never sees (grading/judge/fresh.py): an input carried out by a side channel says
 nothing about the next grading or a classmate's.
 
 Each is run twice, public cells first, then hidden cells in a fresh worker of their own:
@@ -28,9 +28,9 @@ the two learner files, every other module of the learner's own at the top of cod
 honest helpers cost nothing; a file named like a module the course provides is not (the
 sandbox's read-only copy of the course's own is imported instead). What
 is collected (bytes and notes) is all a grader needs, so it can travel to another
-machine (grading/queue.py) and be graded there exactly as here.
+machine (grading/course/queue.py) and be graded there exactly as here.
 
-Deliberately left out: writing results (grading/results.py does that, after this returns
+Deliberately left out: writing results (grading/course/results.py does that, after this returns
 and every sandbox is gone).
 """
 
@@ -45,11 +45,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grading.fresh import fresh_cells, seeded
+from grading.judge.fresh import fresh_cells, seeded
+from grading.judge.oracle import Oracle
+from grading.judge.verdict import CELLS, Files, Outcome, failure, run_cell
 from grading.layout import LEARNER_FILES, REGISTRY
-from grading.oracle import Oracle
-from grading.sandbox import PROVIDED, Worker
-from grading.verdict import CELLS, Files, Outcome, failure, run_cell
+from grading.sandbox.launcher import PROVIDED, Worker
 
 MAX_BYTES = 256 << 10  # a learner file; the reference is about 9 KB
 MAX_HELPERS = 16  # the learner's own modules staged beside the two learner files, at most
@@ -70,7 +70,7 @@ class Graded:
     isolated: bool = True
     out_of_time: bool = False  # the submission's time budget ran out before every cell ran
     folder: Path | None = None  # what was handed in: the notebooks, timestamp.txt, secret
-    penalty: float = 0.0  # nbgrader's late penalty, once recorded (grading/results.py)
+    penalty: float = 0.0  # nbgrader's late penalty, once recorded (grading/course/results.py)
     written: dict = field(default_factory=dict)  # the written answers' grades, once recorded
 
     def milestone(self, number: int) -> float:
@@ -198,7 +198,7 @@ class Collected:
     """What is graded of one submission: its learner files' bytes and the notes on them.
 
     Collected once, where the submission is (the instructor's machine, or each grader's
-    for a local batch); a queue carries it to a grader elsewhere (grading/queue.py).
+    for a local batch); a queue carries it to a grader elsewhere (grading/course/queue.py).
     """
 
     student: str

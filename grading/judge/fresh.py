@@ -44,7 +44,7 @@ if str(ROOT / "code") not in sys.path:
 import retriever as reference_retriever
 import scoring as reference
 from base.defaults import DECAY_RATE, HALF_LIVES
-from grading.verdict import MISTAKES, RANKS, Cell
+from grading.judge.verdict import MISTAKES, RANKS, Cell
 from teaching.checks import core
 from teaching.checks import m4_retriever as m4
 from teaching.checks import m5_kinds as m5

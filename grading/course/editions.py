@@ -27,7 +27,7 @@ from pathlib import Path
 import nbformat
 
 from grading import layout
-from grading.gradebook import configured_url, gradebook_setting
+from grading.course.gradebook import configured_url, gradebook_setting
 from grading.layout import (
     ASSIGNMENT,
     COURSE,
@@ -102,7 +102,7 @@ if {str(ROOT)!r} not in sys.path:  # this course's nbgrader classes live in grad
 # Grading runs in a sandbox: `python -m grading autograde dist/course/submitted`.
 # nbgrader autograde and the formgrader's Autograde button refuse, naming that command,
 # before they touch a submission or a grade.
-c.Autograde.exporter_class = "grading.preprocessors.SandboxedGradingOnly"
+c.Autograde.exporter_class = "grading.course.preprocessors.SandboxedGradingOnly"
 
 {late}
 # The learner's code is the graded work: never replace it with the instructor's copy.
@@ -118,7 +118,7 @@ c.OverwriteCells.add_missing_cells = True
 # A library warning on stderr must not zero a correct answer: only errors fail a cell.
 c.Autograde.autograde_preprocessors = [
     "nbgrader.preprocessors.Execute",
-    "grading.preprocessors.StderrIsNotFailure",
+    "grading.course.preprocessors.StderrIsNotFailure",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",
@@ -129,12 +129,12 @@ c.Autograde.autograde_preprocessors = [
 
 # Feedback pages are the sandbox's, written by `python -m grading autograde`: nbgrader
 # generate_feedback and the formgrader's Generate Feedback button refuse, naming it.
-c.GenerateFeedback.exporter_class = "grading.preprocessors.SandboxedFeedbackOnly"
+c.GenerateFeedback.exporter_class = "grading.course.preprocessors.SandboxedFeedbackOnly"
 
 # Feedback shows what failed and the likely mistake, never the hidden checks' code.
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
-    "grading.preprocessors.HideHiddenChecks",
+    "grading.course.preprocessors.HideHiddenChecks",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
 '''

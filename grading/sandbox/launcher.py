@@ -7,8 +7,8 @@ nothing else: no course
 folder, gradebook, classmates, repository or $HOME; an empty environment; no network (a
 private loopback); a private /proc and SysV IPC namespace. Nothing is writable but an
 8 MB /tmp (the root and /dev are remounted read-only). A seccomp filter
-(grading/seccomp.py) refuses the kernel's channels that outlive a sandbox (keyrings,
-SysV IPC), namespaces, mounts and ptrace; a memory cgroup (grading/cgroup.py), where one
+(grading/sandbox/seccomp.py) refuses the kernel's channels that outlive a sandbox (keyrings,
+SysV IPC), namespaces, mounts and ptrace; a memory cgroup (grading/sandbox/cgroup.py), where one
 can be made, caps what all the worker's processes hold together. The worker lowers its
 limits (CPU seconds, memory, processes, file size, open files), then, when the grader
 runs as root, drops to an unprivileged uid of its own (the process limit is not enforced
@@ -39,9 +39,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from grading import seccomp
-from grading.cgroup import MemoryCgroup
 from grading.layout import LEARNER_FILES, ROOT
+from grading.sandbox import seccomp
+from grading.sandbox.cgroup import MemoryCgroup
 
 WORKER = Path(__file__).with_name("worker.py")
 UID_BASE = 62000  # slot n runs as uid/gid 62000 + n: its own process count, no classmate's
@@ -73,7 +73,7 @@ def provided() -> list[str]:
 
     The release copies these verbatim; only the learner core (scoring.py, retriever.py)
     differs, and that is never among them (the Milestone 4 run's scoring is a proxy the
-    parent answers: grading/oracle.py).
+    parent answers: grading/judge/oracle.py).
     """
     learner = {Path(name).name for name in LEARNER_FILES}
     return sorted(
@@ -354,7 +354,7 @@ class Worker:
         """The worker's reply to `request`; `calls` answers its scoring calls meanwhile.
 
         In the Milestone 4 run the worker's scoring is a proxy: each call comes here as
-        {"call": ...} before the reply, and `calls` (grading/oracle.py) answers it. All of
+        {"call": ...} before the reply, and `calls` (grading/judge/oracle.py) answers it. All of
         it shares the one case's ANSWER_SECONDS.
         """
         deadline = time.monotonic() + ANSWER_SECONDS

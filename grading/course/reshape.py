@@ -9,7 +9,7 @@ the new shape. This command does it, keeping every grade given by hand that it c
    of what was there;
 2. removes the assignment's submissions from the gradebook (the students, the due date
    and the collected files in submitted/ stay);
-3. builds the course again from notebooks/ (grading/editions.py), so the gradebook
+3. builds the course again from notebooks/ (grading/course/editions.py), so the gradebook
    holds the new cells and points;
 4. grades <course>/submitted/ again in the sandbox;
 5. puts back every hand grade and comment whose cell still exists (same notebook and
@@ -35,7 +35,7 @@ def given_by_hand(course: Path = COURSE) -> list[dict]:
     """Every hand grade and comment of the assignment: student, notebook, cell, what."""
     from nbgrader.api import Gradebook, MissingEntry
 
-    from grading.results import gradebook_url
+    from grading.course.results import gradebook_url
 
     kept = []
     with Gradebook(gradebook_url(course)) as gradebook:
@@ -66,7 +66,7 @@ def put_back(given: list[dict], course: Path = COURSE) -> list[dict]:
     """Each hand grade and comment into its cell, if the cell still exists; the rest."""
     from nbgrader.api import Gradebook, MissingEntry
 
-    from grading.results import gradebook_url
+    from grading.course.results import gradebook_url
 
     lost = []
     with Gradebook(gradebook_url(course)) as gradebook:
@@ -95,9 +95,9 @@ def reshape(
     """Steps 1-6 above; returns the hand grades and comments that could not be put back."""
     from nbgrader.api import Gradebook, MissingEntry
 
-    from grading.autograde import autograde
-    from grading.editions import CELL_TIMEOUT, release
-    from grading.results import gradebook_url
+    from grading.course.autograde import autograde
+    from grading.course.editions import CELL_TIMEOUT, release
+    from grading.course.results import gradebook_url
 
     given = given_by_hand(course)
     record = course / f"reshape-{datetime.now(UTC):%Y%m%dT%H%M%SZ}.json"

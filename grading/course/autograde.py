@@ -4,10 +4,10 @@ Each DIR/<student_id>/ is a filled-in student edition, or what `nbgrader collect
 in dist/course/submitted/<student_id>/ (the assignment one folder down, with the
 student's timestamp.txt and submission_secret.txt). What is graded is the learner's
 code: their code/scoring.py and code/retriever.py, exactly as submitted, each run in a
-sandboxed worker (grading/sandbox.py) that gets inputs only; the verdict is computed
-here, in the trusted parent (grading/verdict.py), which never imports learner code.
+sandboxed worker (grading/sandbox/launcher.py) that gets inputs only; the verdict is computed
+here, in the trusted parent (grading/judge/verdict.py), which never imports learner code.
 Notebooks are not run: edits to notebook cells cannot change a grade. Milestones are
-graded independently (grading/grader.py).
+graded independently (grading/judge/grader.py).
 
 Students are graded in parallel (a worker per core). One student's failure never stops
 the batch: it is "grading failed", 0 points, never an earlier grade.
@@ -15,7 +15,7 @@ the batch: it is "grading failed", 0 points, never an earlier grade.
 `grade_and_record` is one submission, graded and then recorded: the unit a batch (here)
 or a queue of collected submissions is made of.
 
-Out (grading/results.py): nbgrader's records of each submission (gradebook,
+Out (grading/course/results.py): nbgrader's records of each submission (gradebook,
 autograded/, late penalty, feedback/<student_id>/milestones/<notebook>.html), a table on
 the terminal, and dist/course/memory-lab-grades.csv, written last, from the gradebook.
 """
@@ -31,14 +31,9 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from grading.cgroup import describe
-from grading.editions import CELL_TIMEOUT, release
-from grading.gradebook import choose, opened, reach, shown, transaction
-from grading.grader import SUBMISSION_SECONDS, Collected, Graded, collect, grade, grade_collected
-from grading.layout import ASSIGNMENT, COURSE
-from grading.markers import BuildError
-from grading.points import stale
-from grading.results import (
+from grading.course.editions import CELL_TIMEOUT, release
+from grading.course.gradebook import choose, opened, reach, shown, transaction
+from grading.course.results import (
     EXPORT,
     fill_gradebook,
     gradebook_url,
@@ -49,8 +44,20 @@ from grading.results import (
     write_feedback,
     written_grades,
 )
-from grading.sandbox import probe
-from grading.verdict import CELLS, Outcome
+from grading.judge.grader import (
+    SUBMISSION_SECONDS,
+    Collected,
+    Graded,
+    collect,
+    grade,
+    grade_collected,
+)
+from grading.judge.verdict import CELLS, Outcome
+from grading.layout import ASSIGNMENT, COURSE
+from grading.markers import BuildError
+from grading.points import stale
+from grading.sandbox.cgroup import describe
+from grading.sandbox.launcher import probe
 
 STUDENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}")  # the whole name: fullmatch
 NOT_ISOLATED = "NOT ISOLATED: learner code ran without a sandbox (--no-isolation)"
@@ -93,7 +100,7 @@ def safely(submission: Path, slots: queue.Queue, isolated: bool) -> Graded:
 def grade_safely(submission: Path | Collected, slot: int = 0, isolated: bool = True) -> Graded:
     """grade(); an unexpected error is 'grading failed', 0 points, never an earlier grade."""
     try:
-        if isinstance(submission, Collected):  # collected elsewhere (grading/queue.py)
+        if isinstance(submission, Collected):  # collected elsewhere (grading/course/queue.py)
             return grade_collected(submission, slot, isolated)
         return grade(submission, slot, isolated)
     except Exception as error:  # one student's failure never stops the batch
@@ -169,7 +176,7 @@ def autograde(
 ) -> list[Graded]:
     """Grade every student of `folder` (or only `student`), in parallel; a table, the export
     and feedback. `url`: the gradebook (else the course's); `queued`: through the
-    gradebook's queue, shared with every `python -m grading worker` (grading/queue.py)."""
+    gradebook's queue, shared with every `python -m grading worker` (grading/course/queue.py)."""
     if isolated:
         try:
             probe()
@@ -271,7 +278,7 @@ def knows_assignment(url: str) -> bool:
 
 def through_queue(students, jobs, isolated, course, log, lease) -> list[Graded]:
     """Queue the batch in the gradebook's database, then grade from it like any grader."""
-    from grading import queue as grading_queue
+    from grading.course import queue as grading_queue
 
     url = gradebook_url(course)
     engine = grading_queue.engine_for(url)
@@ -291,7 +298,7 @@ def through_queue(students, jobs, isolated, course, log, lease) -> list[Graded]:
 
 def work_queue(jobs, isolated, course, log, lease, first_slot: int = 0) -> list[Graded]:
     """`jobs` graders in this process, each on its own sandbox slot, until the queue is done."""
-    from grading import queue as grading_queue
+    from grading.course import queue as grading_queue
 
     if not isolated:
         log(NOT_ISOLATED)

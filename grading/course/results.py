@@ -42,8 +42,8 @@ from pathlib import Path
 
 import nbformat
 
-from grading.gradebook import database_url, transaction
-from grading.grader import Graded
+from grading.course.gradebook import database_url, transaction
+from grading.judge.grader import Graded
 from grading.layout import ASSIGNMENT, COURSE, GRADED, LEARNER_FILES, REGISTRY
 
 PAGE_BYTES = 64 << 10
@@ -59,7 +59,7 @@ NO_RESPONSE = "No response."  # nbgrader's own comment on an answer left as rele
 
 def maxima() -> dict[int, float]:
     """{milestone: points} of the checked cells, from the notebooks (grading/points.py)."""
-    from grading.verdict import CELLS
+    from grading.judge.verdict import CELLS
 
     points = dict.fromkeys(MILESTONES, 0.0)
     for cell in CELLS:
@@ -208,7 +208,7 @@ def write_autograded(graded: Graded, course: Path = COURSE, folder: Path | None 
     """autograded/<student>/milestones/: what the formgrader opens for this submission."""
     from nbgrader.preprocessors import DeduplicateIds, OverwriteCells
 
-    from grading.grader import copy_regular
+    from grading.judge.grader import copy_regular
 
     target = course / "autograded" / graded.student / ASSIGNMENT
     if target.exists():

@@ -3,7 +3,7 @@
 The learner's retriever is graded on the instructor's scoring, so that a scoring mistake
 costs only its own milestone. That scoring never runs in the sandbox: whatever runs there
 can carry it out (the host's page cache, timing). The worker's `scoring` module is a proxy
-(grading/worker.py) that sends each call here, and the trusted parent answers it with the
+(grading/sandbox/worker.py) that sends each call here, and the trusted parent answers it with the
 reference, for the inputs of the case being graded only: the case's query and memories'
 vectors, its now and the memories' access or creation times, their kinds and ratings, the
 case's own weights, decay rate and half-lives (or the course's defaults), and signals that
@@ -14,7 +14,7 @@ are some memory's. Anything else is refused, so the proxy is no oracle for other
     answer({"call": "importance_score", "args": [3], "kwargs": {}}) -> {"refused": True}
         (when no memory of the case is rated 3)
 
-Deliberately left out: judging (grading/verdict.py); a call's reply is a number or a
+Deliberately left out: judging (grading/judge/verdict.py); a call's reply is a number or a
 refusal, never a message.
 """
 

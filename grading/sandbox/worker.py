@@ -1,11 +1,11 @@
 """The grading worker: runs a learner's functions on inputs, inside the sandbox.
 
-Started by grading/sandbox.py as `python -I -B worker.py CONFIG`. It imports the
+Started by grading/sandbox/launcher.py as `python -I -B worker.py CONFIG`. It imports the
 learner's files, then answers one request per line on stdin with one JSON line:
 the inputs of one case in, what the learner's function returned out (a float, a type
 name, the class and line of an exception, or the ids a retriever returned). It never
 sees an expected value, a case's label or the hidden case table, and it decides
-nothing: the trusted parent (grading/verdict.py) compares and scores.
+nothing: the trusted parent (grading/judge/verdict.py) compares and scores.
 
 In the Milestone 4 run the learner's retriever imports a `scoring` that is no file: a proxy
 (`proxy`) that sends each call to the parent as {"call": ...} and waits for its answer,
@@ -125,7 +125,7 @@ def forwarded(name: str):
 
 
 def proxy() -> types.ModuleType:
-    """A `scoring` module whose functions are answered by the parent (grading/oracle.py)."""
+    """A `scoring` module whose functions are answered by the parent (grading/judge/oracle.py)."""
     from base.defaults import DECAY_RATE, HALF_LIVES, WEIGHTS
 
     module = types.ModuleType("scoring", "The reference scoring, answered by the grader.")

@@ -4,7 +4,7 @@ PostgreSQL database.
     python -m grading autograde DIR --queue     # queue DIR's submissions, then grade too
     python -m grading worker                    # on every other machine: grade until empty
 
-Queueing collects each submission's learner files (grading/grader.py: collect), and what
+Queueing collects each submission's learner files (grading/judge/grader.py: collect), and what
 nbgrader's records read beside them (the graded notebooks, timestamp.txt,
 submission_secret.txt), into a row of `memorylab_grading_queue`: a grader needs only the
 database URL, not the folder.
@@ -15,7 +15,7 @@ its sandboxes run. A grader that is killed or stops renewing loses its claim whe
 lease runs out, and the next grader takes the submission over.
 
 The verdict is written only after the sandboxes are gone, in one transaction with
-nbgrader's grade rows (grading/gradebook.py): the queue row is locked, its token
+nbgrader's grade rows (grading/course/gradebook.py): the queue row is locked, its token
 checked, the rows and the late penalty written, the row marked done, one line logged in
 `memorylab_grading_log`. A grader whose lease was taken over meanwhile finds another
 token and writes nothing, so a submission is graded once, never half, never twice. The
@@ -43,8 +43,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from grading.gradebook import reach, shown, transaction
-from grading.grader import Collected, Graded
+from grading.course.gradebook import reach, shown, transaction
+from grading.judge.grader import Collected, Graded
 from grading.layout import GRADED, LEARNER_FILES
 from grading.markers import BuildError
 
