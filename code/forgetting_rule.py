@@ -58,11 +58,11 @@ def should_forget(
     # (SECONDS_PER_DAY is imported above), "older than" and "below" are strict, and
     # "never recalled" compares two of the memory's own times.
     ### BEGIN SOLUTION
-    age_days = (now - memory.created_at) / SECONDS_PER_DAY
+    days_old = (now - memory.created_at) / SECONDS_PER_DAY
     return (
         memory.kind == "episodic"
         and memory.superseded_by is None
-        and age_days > older_than_days
+        and days_old > older_than_days
         and memory.importance < importance_below
         and memory.last_accessed == memory.created_at
     )

@@ -9,6 +9,7 @@ rows-then-sort (or recency, or weighted sum) returns here instead of raising, an
 
 from __future__ import annotations
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -77,3 +78,32 @@ def test_the_stub_table_of_base_unwritten_mirrors_the_milestones():
         for name, (module, notebook) in EXERCISES.items()
     }
     assert expected == WHERE
+
+
+RATED_BY_A_MODEL = """
+import sys
+sys.path.insert(0, {code!r})
+import extensions.importance_rating as rating
+rating.is_offline = lambda model: False  # a real model's reply, without the network
+rating.ask = lambda model, prompt, **kwargs: "Rating: 12"
+print(repr(tuple(rating.rate_importance("we signed the contract", model="openai/gpt-4o-mini"))))
+"""
+
+
+def rated_by_a_model(code: Path) -> tuple:
+    done = subprocess.run(
+        [sys.executable, "-c", RATED_BY_A_MODEL.format(code=str(code))],
+        capture_output=True,
+        text=True,
+        cwd=code,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return ast.literal_eval(done.stdout.strip().splitlines()[-1])
+
+
+def test_before_milestone_6_a_model_rating_falls_back_to_the_heuristic_and_says_so(stubbed):
+    value, source, note = rated_by_a_model(stubbed)
+    assert (value, source) == (8, "heuristic")  # 3 +3 contract +2 signed
+    assert "parse_importance is not implemented yet" in note and "optional Milestone 6" in note
+    assert rated_by_a_model(CODE)[:2] == (10, "model")  # the reference reads and clamps 12

@@ -80,7 +80,18 @@ class Graded:
 
     @property
     def total(self) -> float:
+        """Every checked cell, as nbgrader adds them up: the core and the stretch points."""
         return sum(o.score for o in self.outcomes)
+
+    @property
+    def core(self) -> float:
+        """Milestones 1-5: the lab's 31 points."""
+        return sum(o.score for o in self.outcomes if o.cell.milestone < REGISTRY.FIRST_STRETCH)
+
+    @property
+    def stretch(self) -> float:
+        """The optional milestones (6 onward): stretch points, counted apart."""
+        return self.total - self.core
 
 
 def find_code(submission: Path) -> Path | None:

@@ -282,9 +282,15 @@ def check_csv(results: list[Graded]) -> list[str]:
     problems = []
     for result in results:
         row = rows.get(result.student)
-        checked = sum(float(row.get(f"milestone_{n}", "nan")) for n in range(1, 6)) if row else None
+        numbers = sorted({o.cell.milestone for o in result.outcomes})
+        checked = sum(float(row.get(f"milestone_{n}", "nan")) for n in numbers) if row else None
         if checked != result.total:
             problems.append(f"{EXPORT} disagrees with the table for {result.student}")
+        elif (float(row.get("core", "nan")), float(row.get("stretch", "nan"))) != (
+            result.core,
+            result.stretch,
+        ):
+            problems.append(f"{EXPORT}'s core and stretch columns disagree for {result.student}")
     return problems
 
 
@@ -544,7 +550,7 @@ def _selfcheck(jobs: int | None, cell_timeout: int, isolated: bool, dist: Path) 
         mark = "ok  " if not problems else "FAIL"
         name = submission.name + (" (regraded)" if index == 1 else "")
         print(f"  {mark} {name:<48} {result.total:>4g}/{maximum:g} "
-              f"(expected {maximum - lost:g})"
+              f"(expected {maximum - lost:g}; core {result.core:g}, stretch {result.stretch:g})"
               + "".join(f"\n         {p}" for p in problems))  # fmt: skip
     for submission in BATCH:
         if submission.alias and not any(repr(submission.alias) in line for line in said):

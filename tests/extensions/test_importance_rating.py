@@ -196,3 +196,22 @@ def test_a_lasting_fact_about_a_person_is_rated_above_small_talk():
     assert heuristic_importance("I'm vegetarian").value >= 7
     assert heuristic_importance("My partner and I got engaged").value >= 6
     assert heuristic_importance("The weather has been grim all week").value <= 3
+
+
+@pytest.mark.parametrize("answer", [12, 0, 7.0, "7", True])
+def test_a_parser_answer_outside_the_scale_or_not_an_int_is_refused(monkeypatch, answer):
+    from extensions import importance_rating
+
+    monkeypatch.setattr(importance_rating, "parse_importance", lambda reply: answer)
+    with pytest.raises(
+        TypeError, match=r"parse_importance must return a whole number in \[1, 10\]"
+    ):
+        parse_rating("Rating: 7")
+
+
+def test_a_parser_answer_of_none_means_the_default():
+    assert parse_rating("no number here", default=4) == (
+        4,
+        "default",
+        "no rating in 'no number here': used 4",
+    )

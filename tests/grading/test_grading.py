@@ -355,9 +355,10 @@ def test_a_regrade_replaces_the_sandboxed_scores_and_the_export_holds_every_stud
     rows = path.read_text().splitlines()
     assert rows == [
         "student_id,timestamp,milestone_1,milestone_2,milestone_3,milestone_4,milestone_5,"
-        "written,raw_score,late_submission_penalty,score,max_score",
-        "ana,,0,0,0,0,0,0,0,0,0,31",
-        "bo,,5,6,4,8,8,0,31,0,31,31",
+        "milestone_6,milestone_7,core,stretch,written,raw_score,late_submission_penalty,score,"
+        "max_score",
+        "ana,,0,0,0,0,0,0,0,0,0,0,0,0,0,39",
+        "bo,,5,6,4,8,8,4,4,31,8,0,39,0,39,39",
     ]
 
 
