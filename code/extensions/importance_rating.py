@@ -175,9 +175,15 @@ def rate_importance(
         fallback = heuristic_importance(text)
         reason = redact(str(exc).splitlines()[0])  # stored in metadata: never a key
         return fallback._replace(note=f"{fallback.note} (model failed: {reason})")
+    return rating_from_reply(reply, text, default=default)
+
+
+def rating_from_reply(reply, text: str, default: float = 5) -> Rating:
+    """parse_rating(reply); before optional Milestone 6 is written, the heuristic's rating
+    of `text` with a note that says so: the chat keeps working without it."""
     try:
         return parse_rating(reply, default=default)
-    except NotWrittenYet:  # the chat keeps working before optional Milestone 6 is done
+    except NotWrittenYet:
         fallback = heuristic_importance(text)
         return fallback._replace(note=f"{fallback.note} ({NOT_PARSED})")
 
