@@ -294,7 +294,7 @@ SUBMISSIONS = [
         '    text = SCALE.sub(" ", reply.lower())\n',
         "    text = reply.lower()\n",
         PARSE,
-        "the scale was read as the rating",
+        "the scale was read as a range",
     ),
     wrong(
         "should-forget-below-inclusive",

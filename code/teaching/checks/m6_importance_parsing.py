@@ -24,6 +24,10 @@ MISTAKES = ValueMistakes(
             "the scale was read as the rating (the 1 of '1 to 10'): remove the scale "
             "(SCALE in the file) before looking for the number"
         ),
+        "scale_as_range": (
+            "the scale was read as a range ('1 to 10' gives its midpoint, 6): remove the "
+            "scale (SCALE in the file) before looking for the number or a range"
+        ),
         "no_words": "number words ('seven') were not read: look each up in NUMBER_WORDS",
         "range_first": (
             "a range gave its first number; a range ('6-8', '7 or 8') means its midpoint"
@@ -61,7 +65,11 @@ CASES = [
     Case(("7",), 7, slips=FLOAT),
     Case(("Rating: 7",), 7, slips=FLOAT),
     Case(("I'd say 7/10",), 7, slips=FLOAT),
-    Case(("On a scale of 1 to 10, I'd give it a 4",), 4, slips={"no_scale": 1, "float": 4.0}),
+    Case(
+        ("On a scale of 1 to 10, I'd give it a 4",),
+        4,
+        slips={"no_scale": 1, "scale_as_range": 6, "float": 4.0},
+    ),
     Case(("seven",), 7, slips={"no_words": None, "default_five": 5}),
     Case(("6-8",), 7, slips={"range_first": 6, "range_last": 8, "sign_dropped": 6}),
     Case(("7 or 8",), 8, slips={"range_first": 7, "truncate": 7}),
