@@ -110,6 +110,7 @@ def test_offline_rating_uses_the_heuristic_not_the_offline_chat_model():
     ("reply", "value", "source"),
     [("Rating: 12", 10, "model"), ("4", 4, "model"), ("important!", 5, "default")],
 )
+@pytest.mark.needs_milestones(6)  # its reply is read by parse_importance
 def test_a_real_model_is_asked_through_litellm_and_its_reply_parsed(reply, value, source):
     rating = rate_importance("We signed the contract", model=REAL_MODEL, mock_response=reply)
     assert (rating.value, rating.source) == (value, source)
@@ -143,6 +144,7 @@ def test_rating_refuses_empty_or_non_text(bad, error):
         rate_importance(bad)
 
 
+@pytest.mark.needs_milestones(6)  # its reply is read by parse_importance
 @pytest.mark.slow
 def test_remember_rated_never_fails_on_a_bad_reply_and_records_how():
     store = MemoryStore()
