@@ -65,7 +65,7 @@ def memory_to_record(memory: Memory) -> dict:
     """
     if not isinstance(memory, Memory):
         raise TypeError(f"memory must be a Memory, got {type(memory).__name__}")
-    # TODO: optional milestone 9, part 1. `memory` is a Memory. Return a new dict with one
+    # TODO: optional Milestone 9, part 1. `memory` is a Memory. Return a new dict with one
     # key per name in RECORD_FIELDS, each the memory's value of that field. Two fields
     # need care: the embedding is held compactly (iterate it, or list() it, to get plain
     # floats), and metadata is a dict the memory owns (give the record its own deep copy).
@@ -99,7 +99,7 @@ def memory_from_record(record: dict, user_id: str) -> Memory:
     if not isinstance(record, dict):
         raise TypeError(f"a record must be a dict, got {type(record).__name__}")
     user_id = check_text(user_id, "user_id")
-    # TODO: optional milestone 9, part 2. `record` is a dict and `user_id` a non-empty
+    # TODO: optional Milestone 9, part 2. `record` is a dict and `user_id` a non-empty
     # string now. Refuse (ValueError) a record that lacks a field of RECORD_FIELDS or has
     # one more, naming the field, and a record of another user, naming both users. Then
     # build the Memory from the record's values: Memory itself checks each value. Two

@@ -62,7 +62,7 @@ def reflection_groups(
     min_similarity = as_number(min_similarity, "min_similarity")
     if not -1.0 <= min_similarity <= 1.0:
         raise ValueError(f"min_similarity must be a cosine in [-1, 1], got {min_similarity!r}")
-    # TODO: optional milestone 8. `memories` is a list of Memory objects now, `min_size` an
+    # TODO: optional Milestone 8. `memories` is a list of Memory objects now, `min_size` an
     # int >= 2 and `min_similarity` a float in [-1, 1]. Walk the memories in the order
     # given; skip every one that is not an episode (kind "episodic") or is superseded
     # (superseded_by is set). Each episode joins the group whose members it is most

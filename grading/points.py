@@ -84,15 +84,36 @@ def table() -> str:
     milestone = {c.id: row.number for row in REGISTRY.MILESTONES.values()
                  for c in row.grade_cells}  # fmt: skip
     lines = ["| notebook | graded cell | graded by | points |", "|---|---|---|---|"]
-    total = {"sandbox": 0.0, "hand": 0.0}
+    total = {"sandbox": 0.0, "stretch": 0.0, "hand": 0.0}
     for notebook, cells in notebook_cells().items():
         for cell, (worth, _) in cells.items():
-            how = "sandbox" if cell in checked else "hand"
+            if cell not in checked:
+                how, what = "hand", "hand"
+            elif milestone[cell] >= REGISTRY.FIRST_STRETCH:
+                how, what = "stretch", f"sandbox (optional Milestone {milestone[cell]}, stretch)"
+            else:
+                how, what = "sandbox", f"sandbox (Milestone {milestone[cell]})"
             total[how] += worth
-            what = f"sandbox (Milestone {milestone[cell]})" if how == "sandbox" else "hand"
             lines.append(f"| {notebook} | `{cell}` | {what} | {worth:g} |")
-    lines.append(f"| | checked by the sandboxed grader | | **{total['sandbox']:g}** |")
+    lines.append(f"| | core: checked by the sandboxed grader | | **{total['sandbox']:g}** |")
     lines.append(f"| | written answers, graded by hand | | **{total['hand']:g}** |")
+    lines.append(f"| | stretch: optional milestones, checked by the sandboxed grader | | "
+                 f"**{total['stretch']:g}** |")  # fmt: skip
     lines.append(f"| | the assignment (nbgrader's max_score) | | "
-                 f"**{total['sandbox'] + total['hand']:g}** |")  # fmt: skip
+                 f"**{sum(total.values()):g}** |")  # fmt: skip
     return "\n".join(lines)
+
+
+def totals() -> dict[str, float]:
+    """{"core": 31, "stretch": ..., "written": ...}: the points of each kind, from the notebooks."""
+    milestone = {c.id: row.number for row in REGISTRY.MILESTONES.values()
+                 for c in row.grade_cells}  # fmt: skip
+    found = {"core": 0.0, "stretch": 0.0, "written": 0.0}
+    for cells in notebook_cells().values():
+        for cell, (worth, _) in cells.items():
+            number = milestone.get(cell)
+            kind = "written" if number is None else "core"
+            if number is not None and number >= REGISTRY.FIRST_STRETCH:
+                kind = "stretch"
+            found[kind] += worth
+    return found

@@ -46,6 +46,19 @@ PROBES = {
         "from scale.memory_index import MemoryIndex\nMemoryIndex(store).retrieve(Q, NOW, k=2)",
         "retrieve (code/retriever.py, Milestone 4)",
     ),
+    # optional milestones: the provided code that runs on them says which one waits
+    "extensions.forgetting.prune": (
+        "from extensions.forgetting import prune\nprune(store, NOW + 9e6, dry_run=True)",
+        "should_forget (code/forgetting_rule.py, optional Milestone 7)",
+    ),
+    "extensions.forgetting.forgettable": (
+        "from extensions.forgetting import forgettable\nforgettable(store, NOW)",
+        "should_forget (code/forgetting_rule.py, optional Milestone 7)",
+    ),
+    "extensions.importance_rating.parse_rating": (
+        "from extensions.importance_rating import parse_rating\nparse_rating('Rating: 7')",
+        "parse_importance (code/importance_parsing.py, optional Milestone 6)",
+    ),
 }
 
 

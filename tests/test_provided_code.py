@@ -9,6 +9,7 @@ rows-then-sort (or recency, or weighted sum) returns here instead of raising, an
 
 from __future__ import annotations
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -71,10 +72,7 @@ def test_the_index_has_no_shortcut_until_the_learner_writes_retrieval_scores(stu
 def test_the_stub_table_of_base_unwritten_mirrors_the_milestones():
     from base.unwritten import WHERE
 
-    expected = {
-        name: f"{row.file}, {'optional milestone' if row.number > 5 else 'Milestone'} {row.number}"
-        for name, row in MILESTONES.items()
-    }
+    expected = {name: f"{row.file}, {row.label}" for name, row in MILESTONES.items()}
     expected |= {
         name: f"code/{module}.py, notebook {notebook.split('_')[0]}'s exercise"
         for name, (module, notebook) in EXERCISES.items()
@@ -114,3 +112,32 @@ def test_the_evaluation_metrics_are_the_learners_own(exercises_stubbed):
         assert f"NotWrittenYet not implemented yet: {name} runs on your {name}" in said, said
     assert said.count("code/exercises.py, notebook 08's exercise") == 2, said
     assert metrics_of(CODE) == "0.0\n0.5\n"
+
+
+RATED_BY_A_MODEL = """
+import sys
+sys.path.insert(0, {code!r})
+import extensions.importance_rating as rating
+rating.is_offline = lambda model: False  # a real model's reply, without the network
+rating.ask = lambda model, prompt, **kwargs: "Rating: 12"
+print(repr(tuple(rating.rate_importance("we signed the contract", model="openai/gpt-4o-mini"))))
+"""
+
+
+def rated_by_a_model(code: Path) -> tuple:
+    done = subprocess.run(
+        [sys.executable, "-c", RATED_BY_A_MODEL.format(code=str(code))],
+        capture_output=True,
+        text=True,
+        cwd=code,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return ast.literal_eval(done.stdout.strip().splitlines()[-1])
+
+
+def test_before_milestone_6_a_model_rating_falls_back_to_the_heuristic_and_says_so(stubbed):
+    value, source, note = rated_by_a_model(stubbed)
+    assert (value, source) == (8, "heuristic")  # 3 +3 contract +2 signed
+    assert "parse_importance is not implemented yet" in note and "optional Milestone 6" in note
+    assert rated_by_a_model(CODE)[:2] == (10, "model")  # the reference reads and clamps 12

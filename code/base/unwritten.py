@@ -33,13 +33,23 @@ WHERE = {  # learner function -> where it is written
     "fit_in_budget": "code/exercises.py, notebook 07g's exercise",
     "recall_at_k": "code/exercises.py, notebook 08's exercise",
     "reciprocal_rank": "code/exercises.py, notebook 08's exercise",
-    "reflection_groups": "code/reflection.py, optional milestone 8",
-    "memory_to_record": "code/persistence.py, optional milestone 9",
-    "memory_from_record": "code/persistence.py, optional milestone 9",
+    "reflection_groups": "code/reflection.py, optional Milestone 8",
+    "memory_to_record": "code/persistence.py, optional Milestone 9",
+    "memory_from_record": "code/persistence.py, optional Milestone 9",
+    "parse_importance": "code/importance_parsing.py, optional Milestone 6",
+    "should_forget": "code/forgetting_rule.py, optional Milestone 7",
     "retrieval_scores": "code/scoring.py, notebook 09's exercise",
     "score_sql": "code/exercises.py, notebook 10's exercise",
 }
-LEARNER_FILES = {"scoring.py", "retriever.py", "exercises.py", "reflection.py", "persistence.py"}
+LEARNER_FILES = {
+    "scoring.py",
+    "retriever.py",
+    "exercises.py",
+    "importance_parsing.py",
+    "forgetting_rule.py",
+    "reflection.py",
+    "persistence.py",
+}
 
 
 class NotWrittenYet(NotImplementedError):

@@ -11,7 +11,7 @@ superseding.fact_history(store, fact.id) returns them). Specifics fade, the less
     for c in consolidate(store, embedder, now):
         print(c.fact.text, c.fact.metadata["evidence"])
 
-Clustering is reflection_groups (code/reflection.py, optional milestone 8): a greedy
+Clustering is reflection_groups (code/reflection.py, optional Milestone 8): a greedy
 average-link pass in store order, each live episode joining the cluster it is most
 similar to on average (cosine of the stored embeddings), if that average reaches
 `min_similarity`, or starting a new cluster. It is deterministic and
@@ -74,7 +74,7 @@ def find_clusters(
 
     A cluster holds one user's episodes only, even in a store that mixes users. Which
     episodes belong together is decided by reflection_groups (code/reflection.py,
-    optional milestone 8), once per user; until it is written this says so.
+    optional Milestone 8), once per user; until it is written this says so.
 
     find_clusters(store) -> [[Memory(id='m1', ...), ..., Memory(id='m5', ...)]]  (five leaks)
     """

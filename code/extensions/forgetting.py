@@ -11,6 +11,11 @@ forgets deliberately. A memory is forgettable only when all of these hold:
     it was never recalled   last_accessed is still created_at: no query ever wanted it
     nothing links to it     MemoryStore.remove refuses those, so they are kept
 
+The first five rules are the learner's `should_forget` (code/forgetting_rule.py,
+optional Milestone 7): `forgettable` and `prune` ask it about every memory and add the
+sixth, which only the store can answer. Until it is written they raise NotWrittenYet,
+naming it; `keep_reasons` explains a decision in words and needs no learner code.
+
 `prune` removes those and returns them, so the caller can archive them elsewhere;
 `prune(..., dry_run=True)` and `keep_reasons` show what would go and why the rest stays.
 
@@ -26,7 +31,9 @@ shared store (open one user's store instead).
 from __future__ import annotations
 
 from base.units import SECONDS_PER_DAY
+from base.unwritten import runs_on_learner_code
 from base.validation import IMPORTANCE_RANGE, as_number, as_timestamp, check_bool, check_ids
+from forgetting_rule import should_forget
 from memory_store import Memory, MemoryStore, check_store
 
 OLDER_THAN_DAYS = 180.0
@@ -85,6 +92,20 @@ def keep_reasons(
     return reasons
 
 
+def may_forget(
+    memory: Memory, now, *, older_than_days: float, importance_below: float, linked: frozenset
+) -> bool:
+    """The learner's rule (should_forget), plus the store's: nothing links to it."""
+    result = should_forget(memory, now, older_than_days, importance_below)
+    if type(result) is not bool:
+        raise TypeError(
+            f"should_forget must return True or False, got {result!r} for memory "
+            f"{memory.id!r} (code/forgetting_rule.py, optional Milestone 7)"
+        )
+    return result and memory.id not in linked
+
+
+@runs_on_learner_code
 def forgettable(
     store: MemoryStore,
     now,
@@ -93,23 +114,15 @@ def forgettable(
     importance_below: float = IMPORTANCE_BELOW,
 ) -> list[Memory]:
     """The memories prune would remove, in store order. Changes nothing (a dry run)."""
-    as_timestamp(now, "now")  # fail before looking at any memory, even in an empty store
-    check_thresholds(older_than_days, importance_below)
+    now = as_timestamp(now, "now")  # fail before looking at any memory, even in an empty store
+    days, below = check_thresholds(older_than_days, importance_below)
     check_store(store).check_one_user("pruning")
     linked = frozenset(m.superseded_by for m in store if m.superseded_by is not None)
-    return [
-        m
-        for m in store
-        if not keep_reasons(
-            m,
-            now,
-            older_than_days=older_than_days,
-            importance_below=importance_below,
-            linked=linked,
-        )
-    ]
+    rules = {"older_than_days": days, "importance_below": below, "linked": linked}
+    return [m for m in store if may_forget(m, now, **rules)]
 
 
+@runs_on_learner_code
 def prune(
     store: MemoryStore,
     now,
@@ -134,8 +147,9 @@ def prune(
         with store.transaction():  # every forgettable memory, or none
             for memory in doomed:
                 current = store.reread(memory.id)  # the file's row now, not this store's view
-                reasons = [] if current is None else keep_reasons(current, now, **rules)
-                if reasons:  # e.g. another process recalled it since this store read it
+                stays = current is not None and not should_forget(current, now, *rules.values())
+                if stays:  # e.g. another process recalled it since this store read it
+                    reasons = keep_reasons(current, now, **rules) or ["your should_forget says so"]
                     raise ValueError(
                         f"memory {memory.id!r} changed in the store since it was read and "
                         f"must now stay ({'; '.join(reasons)}); nothing was pruned: reopen "

@@ -24,9 +24,11 @@ from typing import NamedTuple
 
 from base.redaction import redact
 from base.text import tokenize, words
+from base.unwritten import NotWrittenYet, runs_on_learner_code
 from base.validation import IMPORTANCE_RANGE, as_timestamp, check_importance, check_kind, check_text
 from embedding_helpers import Embedder
 from extensions.model_choice import ask, is_offline, resolve_chat_model
+from importance_parsing import NUMBER_WORDS, parse_importance
 from llm.gateway import ModelCallError
 from llm.memory_block import DATA_NOT_INSTRUCTIONS, render_notes
 from memory_store import Memory, MemoryStore
@@ -66,17 +68,10 @@ CUES: dict[str, int] = {
 }  # fmt: skip
 _CUE_STEMS = {tokenize(word)[0]: weight for word, weight in CUES.items()}
 
-_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")  # 7, 6.5, .5, 1e5
-# The scale itself, when a reply repeats it ("on a scale of 1 to 10, a 7", "3 out of 10"):
-# removed before looking for the rating, so that its 1 is not read as the answer.
-_SCALE = re.compile(
-    r"\b(?:1|one)\s*(?:to|-|\u2013|\u2014)\s*(?:10|ten)\b|(?:/|\bout\s+of)\s*(?:10|ten)\b",
-    re.IGNORECASE,
+NOT_PARSED = (
+    "the model's reply was not read: parse_importance is not implemented yet, "
+    "code/importance_parsing.py, optional Milestone 6"
 )
-_NUMBER_WORDS = {
-    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
-    "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
-}  # fmt: skip
 
 
 class Rating(NamedTuple):
@@ -90,28 +85,42 @@ class Rating(NamedTuple):
 def parse_rating(reply, default: float = 5) -> Rating:
     """Read a model's reply as an importance in [1, 10]; never raises on a bad reply.
 
+    The reading is the learner's parse_importance (code/importance_parsing.py, optional
+    Milestone 6); this adds the default for a reply without a rating and the note.
+    Until it is written, NotWrittenYet names it (rate_importance then falls back to the
+    heuristic and says so).
+
     parse_rating("7")             -> Rating(7, "model", "read 7")
-    parse_rating("Rating: 12")    -> Rating(10, "model", "read 12 from ...: clamped to 10")
-    parse_rating("On a scale of 1 to 10, a 7") -> Rating(7, "model", ...)  (not the scale's 1)
-    parse_rating("very!")         -> Rating(5, "default", "no number in 'very!': used 5")
+    parse_rating("Rating: 12")    -> Rating(10, "model", "read 10 from ...: clamped ...")
+    parse_rating("very!")         -> Rating(5, "default", "no rating in 'very!': used 5")
     """
     default = check_importance(default)
     text = reply.strip() if isinstance(reply, str) else ""
     shown = repr(text[:60]) if text else "an empty reply"
-    answer = _SCALE.sub(" ", text)  # "1 to 10", "/10", "out of 10" are not the rating
-    match = _NUMBER.search(answer)
-    number_words = [w for w in re.findall(r"[a-z]+", answer.lower()) if w in _NUMBER_WORDS]
-    if match:
-        number, token = float(match.group()), match.group()
-    elif number_words:
-        number, token = float(_NUMBER_WORDS[number_words[0]]), number_words[0]
-    else:
-        return Rating(_tidy(default), "default", f"no number in {shown}: used {default:g}")
-    found = f"read {token}" if token == text else f"read {token} from {shown}"
-    value = min(HIGH, max(LOW, number))
-    if value != number:
-        found += f", outside [{LOW}, {HIGH}]: clamped to {value:g}"
-    return Rating(_tidy(value), "model", found)
+    value = _learner_rating(text)
+    if value is None:
+        return Rating(_tidy(default), "default", f"no rating in {shown}: used {default:g}")
+    note = f"read {value}" if text == str(value) else f"read {value} from {shown}"
+    if value in (LOW, HIGH) and not _says(text, value):
+        note += f", outside [{LOW}, {HIGH}]: clamped to {value}"
+    return Rating(value, "model", note)
+
+
+@runs_on_learner_code
+def _learner_rating(text: str) -> int | None:
+    value = parse_importance(text)
+    if value is not None and (type(value) is not int or not LOW <= value <= HIGH):
+        raise TypeError(
+            f"parse_importance must return a whole number in [{LOW}, {HIGH}] or None, got "
+            f"{value!r} for {text[:60]!r} (code/importance_parsing.py, optional Milestone 6)"
+        )
+    return value
+
+
+def _says(text: str, value: int) -> bool:
+    """Does `text` hold `value` itself (10 or "ten"), rather than a number clamped to it?"""
+    word = next(w for w, n in NUMBER_WORDS.items() if n == value)
+    return re.search(rf"(?<![\d.]){value}(?![\d.])|\b{word}\b", text, re.IGNORECASE) is not None
 
 
 def heuristic_importance(text: str) -> Rating:
@@ -166,7 +175,17 @@ def rate_importance(
         fallback = heuristic_importance(text)
         reason = redact(str(exc).splitlines()[0])  # stored in metadata: never a key
         return fallback._replace(note=f"{fallback.note} (model failed: {reason})")
-    return parse_rating(reply, default=default)
+    return rating_from_reply(reply, text, default=default)
+
+
+def rating_from_reply(reply, text: str, default: float = 5) -> Rating:
+    """parse_rating(reply); before optional Milestone 6 is written, the heuristic's rating
+    of `text` with a note that says so: the chat keeps working without it."""
+    try:
+        return parse_rating(reply, default=default)
+    except NotWrittenYet:
+        fallback = heuristic_importance(text)
+        return fallback._replace(note=f"{fallback.note} ({NOT_PARSED})")
 
 
 def rating_prompt(text: str) -> str:

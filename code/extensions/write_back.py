@@ -53,7 +53,7 @@ from extensions.fact_changes import (
     says_change,
     topics,
 )
-from extensions.importance_rating import heuristic_importance, parse_rating
+from extensions.importance_rating import heuristic_importance, rating_from_reply
 from extensions.model_choice import ask, is_offline, resolve_chat_model
 from extensions.superseding import FACT_KINDS, replace_fact
 from llm.gateway import ModelCallError
@@ -189,7 +189,7 @@ def classify_turn(text: str, model: str | None = None, **model_kwargs) -> Classi
             reason = redact(str(exc).splitlines()[0])  # kept in metadata: never a key
             return fallback._replace(note=f"{fallback.note} (model failed: {reason})")
         kind = re.search(r"\b(episodic|semantic|procedural)\b", reply.lower())
-        rating = parse_rating(reply.lower().split("importance", 1)[-1])
+        rating = rating_from_reply(reply.lower().split("importance", 1)[-1], text)
         if kind is not None:
             note = f"the model said {kind.group()}; importance: {rating.note}"
             return Classification(kind.group(), rating.value, "model", note)
@@ -393,7 +393,7 @@ def _ask_model(store, embedder, text, model, **kwargs) -> tuple[Classification, 
     kind = str(answer.get("kind", "")).strip().lower() if answer else ""
     if kind not in ("episodic", "semantic", "procedural"):
         return _fallback(store, embedder, text, "the model named no kind")
-    rating = parse_rating(str(answer.get("importance", "")))
+    rating = rating_from_reply(str(answer.get("importance", "")), text)
     by_id = {m.id: m for m in shown}
     replaces, keeps = answer.get("replaces"), answer.get("keeps")
     note = f"the model said {kind}; importance: {rating.note}"

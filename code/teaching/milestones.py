@@ -31,10 +31,15 @@ class Milestone(NamedTuple):
     """One learner function: where it lives, which milestone it is and how it is graded."""
 
     name: str  # the function, e.g. "recency_score"
-    number: int  # the milestone: 1-5 the core, 6 on optional (the course's Extended list)
+    number: int  # the milestone: 1-5 the core, 6 onward optional (graded as stretch points)
     module: str  # the file in code/ that holds it, without .py
     notebook: str  # the notebook that teaches and checks it
     grade_cells: tuple[GradeCell, ...]
+
+    @property
+    def stretch(self) -> bool:
+        """An optional milestone: graded, but counted apart from the core's points."""
+        return self.number >= FIRST_STRETCH
 
     @property
     def file(self) -> str:
@@ -46,9 +51,16 @@ class Milestone(NamedTuple):
         return f"check_{self.name}"
 
     @property
+    def label(self) -> str:
+        """'Milestone 4', or 'optional Milestone 6' for a stretch one."""
+        return f"{'optional ' if self.stretch else ''}Milestone {self.number}"
+
+    @property
     def where(self) -> str:
-        label = "Milestone" if self.number <= 5 else "optional milestone"
-        return f"{self.file}, {label} {self.number} ({self.notebook})"
+        return f"{self.file}, {self.label} ({self.notebook})"
+
+
+FIRST_STRETCH = 6  # milestones from this number on are optional: the course's Extended list
 
 
 def _row(name, number, module, notebook, *cells: str) -> Milestone:
@@ -73,6 +85,11 @@ _ROWS = (
          "check_kind_recency_score", "check_kind_recency_score_hidden"),
     _row("retrieve_by_kind", 5, "retriever", "07a_kinds.ipynb",
          "check_retrieve_by_kind", "check_retrieve_by_kind_hidden"),
+    # optional milestones (stretch points): one learner file each
+    _row("parse_importance", 6, "importance_parsing", "07c_rated_importance.ipynb",
+         "check_parse_importance", "check_parse_importance_hidden"),
+    _row("should_forget", 7, "forgetting_rule", "07e_forgetting.ipynb",
+         "check_should_forget", "check_should_forget_hidden"),
     _row("reflection_groups", 8, "reflection", "07d_consolidation.ipynb",
          "check_reflection_groups", "check_reflection_groups_hidden"),
     _row("memory_to_record", 9, "persistence", "07h_persistence.ipynb",
@@ -85,6 +102,8 @@ MILESTONES: dict[str, Milestone] = {row.name: row for row in _ROWS}  # in milest
 
 # Derived, never written out again elsewhere:
 LEARNER_FILES = tuple(dict.fromkeys(row.file for row in _ROWS))  # code/scoring.py, ...
+CORE_FILES = tuple(dict.fromkeys(row.file for row in _ROWS if not row.stretch))
+STRETCH = frozenset(row.name for row in _ROWS if row.stretch)  # the optional milestones' functions
 NOTEBOOKS = {row.notebook: row.number for row in _ROWS}  # graded notebook -> its milestone
 GRADE_CELLS = {  # notebook -> (grade_id, ...) of its autograded cells
     notebook: tuple(cell.id for row in _ROWS if row.notebook == notebook

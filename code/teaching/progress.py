@@ -89,20 +89,20 @@ def check(name: str, time_limit: float = TIME_LIMIT) -> Outcome:
 def report(outcomes: list[Outcome]) -> str:
     """One line per function, then what to do next."""
     width = max(len(name) for name in MILESTONES)
+    labels = max(len(MILESTONES[o.name].label) for o in outcomes) if outcomes else 11
     lines, shown = [], set()
     for outcome in outcomes:
         number = MILESTONES[outcome.name].number
-        label = ("Milestone" if number <= CORE else "Optional") + f" {number}"
-        label = label if number not in shown else ""
+        label = MILESTONES[outcome.name].label if number not in shown else ""
         shown.add(number)
         first = outcome.message.splitlines()[0] if outcome.message else "all checks passed"
         if outcome.status == "todo":
             first = "not started: still `raise NotImplementedError()`"
-        lines.append(f"{label:<11}  {outcome.name:<{width}}  {outcome.status:<4}  {first}")
-    core = [o for o in outcomes if MILESTONES[o.name].number <= CORE]
-    passed = sum(o.status == "pass" for o in core)
+        lines.append(f"{label:<{labels}}  {outcome.name:<{width}}  {outcome.status:<4}  {first}")
+    passed = sum(o.status == "pass" for o in outcomes)
     lines.append("")
-    lines.append(f"{passed} of {len(core)} functions pass their checks.")
+    lines.append(f"{passed} of {len(outcomes)} functions pass their checks.")
+    core = [o for o in outcomes if not MILESTONES[o.name].stretch]
     todo = next((o for o in core if o.status != "pass"), None)
     if todo is None:
         lines.append(
@@ -110,17 +110,23 @@ def report(outcomes: list[Outcome]) -> str:
             "notebooks 07b-07h (in any order), 08 and 09, then EVALUATION.md."
         )
         optional = [o for o in outcomes if o not in core]
-        left = next((o for o in optional if o.status != "pass"), None)
         if optional:
             done = sum(o.status == "pass" for o in optional)
             lines.append(f"Optional milestones: {done} of {len(optional)} functions pass.")
-        if left is not None:
-            verb = "implement" if left.status == "todo" else "fix"
-            lines.append(f"Optional: {verb} {left.name} in {where(left.name)}.")
+        extra = next((o for o in optional if o.status != "pass"), None)
+        if extra is not None:  # an optional milestone: offered, never required
+            verb = "implement" if extra.status == "todo" else "fix"
+            lines.append(f"Optional: {verb} {extra.name} in {where(extra.name)}.")
+            if extra.status == "FAIL":
+                lines += ["", *extra.message.splitlines()]
     else:
         verb = "implement" if todo.status == "todo" else "fix"
-        later = MILESTONES[todo.name].number == CORE
-        before = "notebooks 05, 06a and 06b if you have not yet, then " if later else ""
+        last = max(row.number for row in MILESTONES.values() if not row.stretch)
+        before = (
+            "notebooks 05, 06a and 06b if you have not yet, then "
+            if MILESTONES[todo.name].number == last
+            else ""
+        )
         lines.append(f"Next: {before}{verb} {todo.name} in {where(todo.name)}.")
         if todo.status == "FAIL":
             lines += ["", *todo.message.splitlines()]

@@ -53,7 +53,7 @@ from grading.judge.grader import (
     grade_collected,
 )
 from grading.judge.verdict import CELLS, Outcome
-from grading.layout import ASSIGNMENT, COURSE
+from grading.layout import ASSIGNMENT, COURSE, REGISTRY
 from grading.markers import BuildError
 from grading.points import stale
 from grading.sandbox.cgroup import describe
@@ -225,14 +225,19 @@ def autograde(
 
 
 def table(results: list[Graded], isolated: bool = True) -> str:
-    """Points per milestone and in total, one row per student, maxima in the header."""
+    """Points per milestone, the core's total and the stretch points apart (the optional
+    milestones, M6 onward), one row per student, maxima in the header."""
     most = maxima()
+    core = sum(m for n, m in most.items() if n < REGISTRY.FIRST_STRETCH)
     headers = [f"M{n} /{m:g}" for n, m in most.items()]
-    headers.append(f"total /{sum(most.values()):g}")
+    headers.append(f"total /{core:g}")
+    stretch = sum(most.values()) - core
+    if stretch:
+        headers.append(f"stretch /{stretch:g}")
     width = max([len("student"), *(len(r.student) for r in results)])
     lines = [f"{'student':<{width}}" + "".join(f"  {h}" for h in headers)]
     for r in results:
-        points = [r.milestone(n) for n in most] + [r.total]
+        points = [r.milestone(n) for n in most] + [r.core] + ([r.stretch] if stretch else [])
         late = f"  time budget of {SUBMISSION_SECONDS:g} s used up" if r.out_of_time else ""
         late += f"  late: -{r.penalty:g} (nbgrader's late penalty)" if r.penalty else ""
         lines.append(

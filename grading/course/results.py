@@ -333,16 +333,25 @@ def page(graded: Graded, notebook: str | None = None, written: dict | None = Non
     e = html.escape
     most = maxima()
     rows = "".join(
-        f"<tr><td>Milestone {n}</td><td>{graded.milestone(n):g} / {most[n]:g}</td></tr>"
+        f"<tr><td>{_label(n)}</td><td>{graded.milestone(n):g} / {most[n]:g}</td></tr>"
         for n in MILESTONES
     )
+    core = sum(most[n] for n in MILESTONES if n < REGISTRY.FIRST_STRETCH)
+    stretch = sum(most.values()) - core
     title = f"Memory Lab feedback: {graded.student}" + (f", {notebook}" if notebook else "")
     parts = [
         "<!DOCTYPE html><html><head><meta charset='utf-8'>",
         f"<meta http-equiv='Content-Security-Policy' content=\"{CSP}\">",
         f"<title>{e(title)}</title><style>{STYLE}</style>",
         f"</head><body><h1>Memory Lab: your milestones</h1><p>{e(graded.student)}: "
-        f"<b>{graded.total:g} / {sum(most.values()):g}</b> checked by the grader</p>"
+        f"<b>{graded.core:g} / {core:g}</b> checked by the grader"
+        + (
+            f"; stretch points (optional milestones, counted apart): <b>{graded.stretch:g} / "
+            f"{stretch:g}</b>"
+            if stretch
+            else ""
+        )
+        + "</p>"
         f"<table>{rows}</table>",
     ]
     if notebook:
@@ -372,6 +381,12 @@ def page(graded: Graded, notebook: str | None = None, written: dict | None = Non
     return text + "</body></html>"
 
 
+def _label(number: int) -> str:
+    if number >= REGISTRY.FIRST_STRETCH:
+        return f"Optional Milestone {number} (stretch)"
+    return f"Milestone {number}"
+
+
 def write_feedback(
     graded: Graded, course: Path = COURSE, folder: Path | None = None, written=None
 ) -> Path:
@@ -396,9 +411,11 @@ def write_feedback(
 def write_csv(path: Path | None = None, course: Path = COURSE) -> Path:
     """memory-lab-grades.csv from the gradebook: every student ever graded, every cell group.
 
-    Columns: student_id, timestamp, milestone_1 ... milestone_5 (checked cells), written
-    (answers graded by hand), raw_score, late_submission_penalty, score, max_score; score
-    is raw_score less the penalty, never below 0, as in `nbgrader export`.
+    Columns: student_id, timestamp, milestone_1 ... milestone_7 (checked cells), core
+    (milestones 1-5, out of 31), stretch (the optional milestones 6 onward, counted
+    apart), written (answers graded by hand), raw_score, late_submission_penalty, score,
+    max_score; score is raw_score less the penalty, never below 0, as in `nbgrader
+    export` (it holds the stretch points too: core and stretch say which are which).
     """
     from nbgrader.api import Gradebook, MissingEntry
 
@@ -411,8 +428,8 @@ def write_csv(path: Path | None = None, course: Path = COURSE) -> Path:
     ):
         writer = csv.writer(file)
         writer.writerow(["student_id", "timestamp", *[f"milestone_{n}" for n in MILESTONES],
-                         "written", "raw_score", "late_submission_penalty", "score",
-                         "max_score"])  # fmt: skip
+                         "core", "stretch", "written", "raw_score", "late_submission_penalty",
+                         "score", "max_score"])  # fmt: skip
         maximum = gradebook.find_assignment(ASSIGNMENT).max_score
         for student in sorted(s.id for s in gradebook.students):
             try:
@@ -426,7 +443,10 @@ def write_csv(path: Path | None = None, course: Path = COURSE) -> Path:
             raw, penalty = submission.score, submission.late_submission_penalty or 0.0
             stamp = submission.timestamp.isoformat() if submission.timestamp else ""
             score = max(0.0, raw - penalty)
-            columns = [f"{points[n]:g}" for n in points]
+            core = sum(points[n] for n in MILESTONES if n < REGISTRY.FIRST_STRETCH)
+            stretch = sum(points[n] for n in MILESTONES if n >= REGISTRY.FIRST_STRETCH)
+            columns = [f"{points[n]:g}" for n in MILESTONES]
+            columns += [f"{core:g}", f"{stretch:g}", f"{points['written']:g}"]
             writer.writerow([student, stamp, *columns, f"{raw:g}", f"{penalty:g}", f"{score:g}",
                              f"{maximum:g}"])  # fmt: skip
     return path

@@ -90,12 +90,71 @@ def fresh_cells(cells: list[Cell], rng: random.Random) -> list[Cell]:
     """The cells with new cases, hidden ones too (each keeps its power, or its own cases)."""
     drawn = []
     for cell in cells:
-        if cell.function in NUMBERS:
+        if cell.function in VALUES:
+            drawn.append(dataclasses.replace(cell, cases=VALUES[cell.function](cell, rng)))
+        elif cell.function in NUMBERS:
             drawn.append(dataclasses.replace(cell, cases=_numbers(cell, rng)))
         else:
             cases = [_store(cell, scenario, rng) for scenario in cell.cases]
             drawn.append(dataclasses.replace(cell, cases=cases))
     return drawn
+
+
+# --- plain values (optional milestones) --------------------------------------------------
+#
+# Their answers are ints, None, True/False: no new number can be drawn that keeps every
+# slip's answer known. So a draw changes what a lookup of the shipped inputs would need
+# and keeps what the slips see. A reply is framed by neutral words (no digit, no number
+# word, no scale) before and after, kept only when the reference reads the same rating
+# from it; a memory is moved in time (created_at, last_accessed and now by one random
+# offset, of up to ten years: every age and gap, hence every rule, unchanged) and gets a
+# new id, text and embedding. Each case keeps its slips: the cell keeps its power.
+
+PREFIXES = ("", "Rating: ", "My rating: ", "I'd rate it ", "Answer: ", "Poignancy: ",
+            "I would say ", "Score: ")  # fmt: skip
+SUFFIXES = ("", ".", "!", " (poignancy)", " overall", " I think", ", roughly")
+
+
+def _replies(cell: Cell, rng: random.Random) -> list[Case]:
+    import importance_parsing as reference_parsing
+
+    cases = []
+    for case in cell.cases:
+        (reply,) = case.args
+        framed = f"{rng.choice(PREFIXES)}{reply}{rng.choice(SUFFIXES)}"
+        same = reference_parsing.parse_importance(framed) == case.expected
+        if same and type(reference_parsing.parse_importance(framed)) is type(case.expected):
+            cases.append(dataclasses.replace(case, args=(framed,), call=""))
+        else:
+            cases.append(case)  # this frame changes the reading: keep the notebook's reply
+    return cases
+
+
+def _memories(cell: Cell, rng: random.Random) -> list[Case]:
+    import forgetting_rule as reference_rule
+    from memory_store import Memory
+
+    cases = []
+    for case in cell.cases:
+        memory, now = case.args
+        shift = float(rng.randint(-3650 * 86400, 3650 * 86400))  # whole seconds: exact sums
+        fields = memory.to_dict()
+        fields.update(
+            id=rng.choice([name for name in NAMES if name != memory.superseded_by]),
+            text=f"memory {rng.randrange(10**6)}",
+            created_at=memory.created_at + shift,
+            last_accessed=memory.last_accessed + shift,
+            embedding=_vector(len(memory.embedding), rng),
+        )
+        moved = (Memory.from_dict(fields), now + shift)
+        if reference_rule.should_forget(*moved, **case.kwargs) is case.expected:
+            cases.append(dataclasses.replace(case, args=moved))
+        else:  # cannot happen with whole seconds; kept as the rule's safety net
+            cases.append(case)
+    return cases
+
+
+VALUES = {"parse_importance": _replies, "should_forget": _memories}
 
 
 # --- numbers -----------------------------------------------------------------------------

@@ -56,6 +56,8 @@ MAX_HELPERS = 16  # the learner's own modules staged beside the two learner file
 HELPER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}\.py")  # an importable module's file name
 SUBMISSION_SECONDS = 60.0  # wall clock for all the runs of one submission (honest: < 1 s)
 MODULE = {name: row.module for name, row in REGISTRY.MILESTONES.items()}  # function -> file
+STRETCH_MODULES = tuple(dict.fromkeys(row.module for row in REGISTRY.MILESTONES.values()
+                                      if row.number >= REGISTRY.FIRST_STRETCH))  # fmt: skip
 
 
 @dataclass
@@ -78,7 +80,18 @@ class Graded:
 
     @property
     def total(self) -> float:
+        """Every checked cell, as nbgrader adds them up: the core and the stretch points."""
         return sum(o.score for o in self.outcomes)
+
+    @property
+    def core(self) -> float:
+        """Milestones 1-5: the lab's 31 points."""
+        return sum(o.score for o in self.outcomes if o.cell.milestone < REGISTRY.FIRST_STRETCH)
+
+    @property
+    def stretch(self) -> float:
+        """The optional milestones (6 onward): stretch points, counted apart."""
+        return self.total - self.core
 
 
 def find_code(submission: Path) -> Path | None:
@@ -312,7 +325,8 @@ class Budget:
 
 
 def import_message(hello: dict, function: str, folder: Path, files: Files) -> str:
-    name = "scoring" if hello.get("import_error") == "scoring" else "retriever"
+    name = hello.get("import_error")
+    name = name if name in set(MODULE.values()) else "retriever"
     crash = failure({k: v for k, v in hello.items() if k != "import_error"}, function, files)
     if not (folder / f"{name}.py").is_file():
         return f"code/{name}.py is missing, so {function} could not be imported or checked"
@@ -397,6 +411,9 @@ def runs(cells, folders: dict[str, Path], budget: Budget) -> tuple[list[Outcome]
 
     both = ["scoring", "retriever"]
     scoring = run(part("scoring", False), own, ["scoring"], mine, budget)
+    stretch = []  # the optional milestones: each file alone, on the learner's own folder
+    for module in STRETCH_MODULES:
+        stretch += run(part(module, False) + part(module, True), own, [module], mine, budget)
     retriever = run(part("retriever", False), reference, ["retriever"], theirs, budget, proxy=True)
     hint_text, with_own, public_retriever = "", None, list(retriever)
     if any(o.score == 0 for o in scoring) and any(o.score for o in retriever):
@@ -408,4 +425,5 @@ def runs(cells, folders: dict[str, Path], budget: Budget) -> tuple[list[Outcome]
     if with_own is not None:
         hint_text = hint(with_own, public_retriever, public_scoring, retriever)
     order = {cell.id: index for index, cell in enumerate(cells)}
-    return sorted(scoring + retriever, key=lambda o: order[o.cell.id]), hint_text
+    outcomes = scoring + retriever + stretch
+    return sorted(outcomes, key=lambda o: order[o.cell.id]), hint_text

@@ -35,9 +35,18 @@ from grading.markers import HIDDEN, regions
 from grading.points import points
 
 sys.path.insert(0, str(ROOT / "code"))  # the instructor's checks; never a submission's
-from teaching.checks import core, m1_recency, m2_importance_relevance, m3_retrieval_score
+from grading.judge import values  # after code/ is on the path
+from teaching.checks import (
+    VALUE_MISTAKES,
+    core,
+    m1_recency,
+    m2_importance_relevance,
+    m3_retrieval_score,
+)
 from teaching.checks import m4_retriever as m4
 from teaching.checks import m5_kinds as m5
+from teaching.checks import m6_importance_parsing as m6
+from teaching.checks import m7_forgetting as m7
 
 CLOSE = core.TOLERANCE  # relative 1e-6 (absolute 1e-9 near 0), as the notebooks' checks
 ERRORS = {n for n in dir(builtins) if isinstance(getattr(builtins, n), type)
@@ -59,6 +68,9 @@ PUBLIC = {
     "check_rank_memories": [m4.SCENARIOS[1], m4.weights_scenario(), m4.tie_scenario()],
     "check_kind_recency_score": m5.CASES,
     "check_retrieve_by_kind": m5.KIND_SCENARIOS,
+    # optional milestones (stretch points): plain values, judged by grading/judge/values.py
+    "check_parse_importance": m6.CASES,
+    "check_should_forget": m7.CASES,
 }
 RANKS = "rank_memories"  # the one scenario function that returns rows and refreshes nothing
 TOP_SIGNALS = (0.8, 0.995, 0.5, 2.295)  # the top row 'b' of the notebook's own store
@@ -101,6 +113,8 @@ def hidden_cases(cell_id: str) -> list:
         "Case": core.Case,
         "Scenario": m4.Scenario,
         "KindScenario": m5.KindScenario,
+        "case": m7.case,
+        "episode": m7.episode,
         "SUPERSEDED": m4.SUPERSEDED,
         "CREATED_AT": m4.CREATED_AT,
         "print": lambda *args, **kwargs: None,
@@ -136,6 +150,8 @@ def _plain(value):
 
 
 def request(cell: Cell, case) -> dict:
+    if cell.function in VALUE_MISTAKES:
+        return values.request(cell, case)
     if isinstance(case, core.Case):
         kwargs = {k: _plain(v) for k, v in case.kwargs.items()}
         return {"function": cell.function, "args": _plain(case.args), "kwargs": kwargs}
@@ -188,6 +204,8 @@ def failure(reply: dict | None, function: str, files: Files) -> str | None:
     if "error" in reply:
         name = reply["error"] if reply["error"] in ERRORS else "an exception"
         own = MISTAKES[function].crashes if function in MISTAKES else {}
+        if function in VALUE_MISTAKES:
+            own = VALUE_MISTAKES[function].crashes
         hint = own.get(name) or core.CRASH_HINTS.get(
             name, "read the line, then compare it with the docstring"
         )
@@ -327,7 +345,15 @@ def _scenario_message(cell, call, scenario, got, hint, where) -> str:
 def run_cell(cell: Cell, ask, files: Files, stop_early: bool = True) -> Outcome:
     """Send every case of `cell` to `ask` (a worker's), judge the replies."""
     outcome = Outcome(cell)
-    if cell.function in MISTAKES:
+    if cell.function in VALUE_MISTAKES:  # an optional milestone's plain values
+        replies = []
+        for case in cell.cases:
+            reply = ask(request(cell, case))
+            replies.append(reply)
+            if reply is None or reply.get("stub") is True:
+                break  # a dead worker or a stub: the rest cannot pass
+        outcome.message = values.judge_values(cell, replies, files, failure) or ""
+    elif cell.function in MISTAKES:
         replies = []
         for case in cell.cases:
             reply = ask(request(cell, case))

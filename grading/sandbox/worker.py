@@ -85,6 +85,12 @@ def number(value) -> dict:
 def decode(value):
     if isinstance(value, dict) and "datetime" in value:
         return datetime.fromisoformat(value["datetime"])
+    if isinstance(value, dict) and "memory" in value:  # an optional milestone's memory
+        from memory_store import Memory
+
+        return Memory.from_dict(value["memory"])
+    if isinstance(value, dict):
+        return {key: decode(item) for key, item in value.items()}
     if isinstance(value, list):
         return [decode(v) for v in value]
     return value
@@ -228,6 +234,18 @@ def retrieval(request: dict) -> dict:
     return {"shape": None, "ids": [m.id for m in result], "accessed": accessed}
 
 
+def json_value(value) -> dict:
+    """An optional milestone's answer as plain JSON, or the name of its type (the parent
+    validates it again: grading/judge/values.py)."""
+    try:
+        text = json.dumps(value, allow_nan=True)  # tuples become lists; anything else fails
+    except (TypeError, ValueError, RecursionError):
+        return {"type": type(value).__name__}
+    if len(text) > 100_000:
+        return {"type": type(value).__name__}
+    return {"json": json.loads(text)}
+
+
 def answer(request: dict) -> dict:
     global SCORES
     scores = request.pop("scores", None)
@@ -235,6 +253,10 @@ def answer(request: dict) -> dict:
     try:
         if "memories" in request:
             return retrieval(request)
+        if "module" in request:  # an optional milestone: plain values in and out
+            function = getattr(MODULES[request["module"]], request["function"])
+            args, kwargs = decode(request["args"]), decode(request["kwargs"])
+            return json_value(function(*args, **kwargs))
         function = getattr(MODULES["scoring"], request["function"])
         args, kwargs = decode(request["args"]), decode(request["kwargs"])
         return number(function(*args, **kwargs))

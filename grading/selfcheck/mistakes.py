@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 S, R = "code/scoring.py", "code/retriever.py"
+P, F = "code/importance_parsing.py", "code/forgetting_rule.py"  # optional Milestones 6, 7
 
 RECENCY = {"check_recency_score", "check_recency_score_hidden"}
 IMPORTANCE = {"check_importance_score", "check_importance_score_hidden"}
@@ -24,7 +25,10 @@ KIND_RECENCY = {"check_kind_recency_score", "check_kind_recency_score_hidden"}
 RETRIEVE_BY_KIND = {"check_retrieve_by_kind", "check_retrieve_by_kind_hidden"}
 SCORING = RECENCY | IMPORTANCE | RELEVANCE | RETRIEVAL_SCORE | KIND_RECENCY  # code/scoring.py
 RETRIEVER = MILESTONE_4 | RETRIEVE_BY_KIND  # code/retriever.py, graded on the reference scoring
-EVERYTHING = SCORING | RETRIEVER
+PARSE = {"check_parse_importance", "check_parse_importance_hidden"}
+FORGET = {"check_should_forget", "check_should_forget_hidden"}
+STRETCH = PARSE | FORGET  # the optional milestones: one file each, graded on its own
+EVERYTHING = SCORING | RETRIEVER | STRETCH
 
 
 @dataclass(frozen=True)
@@ -34,7 +38,7 @@ class Submission:
     name: str
     breaks: frozenset[str]
     says: str  # a phrase the feedback must contain ("" when nothing fails)
-    solved: tuple[str, ...] = (S, R)  # files taken from the reference solution
+    solved: tuple[str, ...] = (S, R, P, F)  # files taken from the reference solution
     edits: tuple[tuple[str, str, str], ...] = ()  # (file, old text, new text)
     delete: tuple[str, ...] = ()
     extra: dict[str, str] = field(default_factory=dict)  # file: new content, not graded
@@ -62,7 +66,7 @@ SUBMISSIONS = [
         "milestones-1-2-only",
         frozenset(RETRIEVAL_SCORE | RETRIEVER),
         "not implemented yet",
-        solved=(S,),
+        solved=(S, P, F),
         edits=((S, "    w_rel, w_rec, w_imp = weights\n", STUB),),
     ),
     wrong(
@@ -248,7 +252,7 @@ SUBMISSIONS = [
         "scoring-deleted",
         frozenset(SCORING),
         "is missing",
-        solved=(R,),
+        solved=(R, P, F),
         delete=(S,),
     ),
     Submission(
@@ -268,6 +272,45 @@ SUBMISSIONS = [
                 "    while True:\n        pass\n    top = rank_memories(",
             ),
         ),
+    ),
+    # optional milestones: each loses exactly its own cells, the core keeps its 31
+    Submission(
+        "optional-milestones-not-done",
+        frozenset(STRETCH),
+        "not implemented yet: open code/importance_parsing.py, optional Milestone 6",
+        solved=(S, R),
+    ),
+    wrong(
+        "parse-importance-round-half-even",
+        P,
+        "return math.floor(min(HIGH, max(LOW, value)) + 0.5)",
+        "return round(min(HIGH, max(LOW, value)))",
+        PARSE,
+        "rounded to the even number",
+    ),
+    wrong(
+        "parse-importance-scale-read",
+        P,
+        '    text = SCALE.sub(" ", reply.lower())\n',
+        "    text = reply.lower()\n",
+        PARSE,
+        "the scale was read as a range",
+    ),
+    wrong(
+        "should-forget-below-inclusive",
+        F,
+        "and memory.importance < importance_below",
+        "and memory.importance <= importance_below",
+        FORGET,
+        "'below' is strict",
+    ),
+    wrong(
+        "should-forget-facts-too",
+        F,
+        'memory.kind == "episodic"\n        and ',
+        "",
+        FORGET,
+        "only episodes (kind 'episodic') may go",
     ),
     Submission(
         "checks-and-check-cells-edited",

@@ -55,6 +55,7 @@ from grading.layout import (
     GRADED,
     LEARNER_FILES,
     MILESTONE_TESTS,
+    REGISTRY,
     ROOT,
     STUDENT,
 )
@@ -98,7 +99,8 @@ def numbers_table() -> dict[str, float]:
     """The student edition's public numeric cases: json of (function, args, kwargs) -> answer."""
     table = {}
     for cell in CELLS:
-        if not cell.hidden and not hasattr(cell.cases[0], "rows"):
+        optional = cell.milestone >= REGISTRY.FIRST_STRETCH  # their answers are no floats
+        if not cell.hidden and not optional and not hasattr(cell.cases[0], "rows"):
             for case in cell.cases:
                 sent = json.loads(json.dumps(request(cell, case)))
                 key = json.dumps([sent["function"], sent["args"], sent["kwargs"]], sort_keys=True)
@@ -282,9 +284,15 @@ def check_csv(results: list[Graded]) -> list[str]:
     problems = []
     for result in results:
         row = rows.get(result.student)
-        checked = sum(float(row.get(f"milestone_{n}", "nan")) for n in range(1, 6)) if row else None
+        numbers = sorted({o.cell.milestone for o in result.outcomes})
+        checked = sum(float(row.get(f"milestone_{n}", "nan")) for n in numbers) if row else None
         if checked != result.total:
             problems.append(f"{EXPORT} disagrees with the table for {result.student}")
+        elif (float(row.get("core", "nan")), float(row.get("stretch", "nan"))) != (
+            result.core,
+            result.stretch,
+        ):
+            problems.append(f"{EXPORT}'s core and stretch columns disagree for {result.student}")
     return problems
 
 
@@ -544,7 +552,7 @@ def _selfcheck(jobs: int | None, cell_timeout: int, isolated: bool, dist: Path) 
         mark = "ok  " if not problems else "FAIL"
         name = submission.name + (" (regraded)" if index == 1 else "")
         print(f"  {mark} {name:<48} {result.total:>4g}/{maximum:g} "
-              f"(expected {maximum - lost:g})"
+              f"(expected {maximum - lost:g}; core {result.core:g}, stretch {result.stretch:g})"
               + "".join(f"\n         {p}" for p in problems))  # fmt: skip
     for submission in BATCH:
         if submission.alias and not any(repr(submission.alias) in line for line in said):

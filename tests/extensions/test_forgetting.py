@@ -151,3 +151,21 @@ def test_a_bad_now_is_refused_even_when_there_is_nothing_to_prune():
 def test_keep_reasons_needs_a_memory():
     with pytest.raises(TypeError, match="memory must be a Memory, got str"):
         keep_reasons("stale", NOW)
+
+
+@pytest.mark.parametrize("answer", [1, None, "yes", [True]])
+def test_a_rule_that_answers_no_bool_is_refused_naming_should_forget(store, monkeypatch, answer):
+    from extensions import forgetting
+
+    monkeypatch.setattr(forgetting, "should_forget", lambda *args: answer)
+    with pytest.raises(TypeError, match="should_forget must return True or False"):
+        forgettable(store, NOW)
+    assert len(store) == 7  # nothing removed on a rule that cannot be read
+
+
+def test_the_learner_rule_decides_and_the_store_keeps_what_is_linked(store, monkeypatch):
+    from extensions import forgetting
+
+    monkeypatch.setattr(forgetting, "should_forget", lambda memory, *args: memory.id != "fact")
+    assert "fact" not in [m.id for m in forgettable(store, NOW)]
+    assert len(forgettable(store, NOW)) == 6  # every other memory, as this rule says

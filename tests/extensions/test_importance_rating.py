@@ -29,7 +29,7 @@ REAL_MODEL = "openai/gpt-4o-mini"  # never called: litellm's mock_response answe
         ("  3\n", 3, "model"),
         ("Rating: 8", 8, "model"),
         ("I'd say 7/10", 7, "model"),
-        ("6.5", 6.5, "model"),
+        ("6.5", 7, "model"),  # whole numbers: halves round up
         ("eight", 8, "model"),
         ("Rating: 12", 10, "model"),
         ("0", 1, "model"),
@@ -110,6 +110,7 @@ def test_offline_rating_uses_the_heuristic_not_the_offline_chat_model():
     ("reply", "value", "source"),
     [("Rating: 12", 10, "model"), ("4", 4, "model"), ("important!", 5, "default")],
 )
+@pytest.mark.needs_milestones(6)  # its reply is read by parse_importance
 def test_a_real_model_is_asked_through_litellm_and_its_reply_parsed(reply, value, source):
     rating = rate_importance("We signed the contract", model=REAL_MODEL, mock_response=reply)
     assert (rating.value, rating.source) == (value, source)
@@ -143,6 +144,7 @@ def test_rating_refuses_empty_or_non_text(bad, error):
         rate_importance(bad)
 
 
+@pytest.mark.needs_milestones(6)  # its reply is read by parse_importance
 @pytest.mark.slow
 def test_remember_rated_never_fails_on_a_bad_reply_and_records_how():
     store = MemoryStore()
@@ -196,3 +198,22 @@ def test_a_lasting_fact_about_a_person_is_rated_above_small_talk():
     assert heuristic_importance("I'm vegetarian").value >= 7
     assert heuristic_importance("My partner and I got engaged").value >= 6
     assert heuristic_importance("The weather has been grim all week").value <= 3
+
+
+@pytest.mark.parametrize("answer", [12, 0, 7.0, "7", True])
+def test_a_parser_answer_outside_the_scale_or_not_an_int_is_refused(monkeypatch, answer):
+    from extensions import importance_rating
+
+    monkeypatch.setattr(importance_rating, "parse_importance", lambda reply: answer)
+    with pytest.raises(
+        TypeError, match=r"parse_importance must return a whole number in \[1, 10\]"
+    ):
+        parse_rating("Rating: 7")
+
+
+def test_a_parser_answer_of_none_means_the_default():
+    assert parse_rating("no number here", default=4) == (
+        4,
+        "default",
+        "no rating in 'no number here': used 4",
+    )

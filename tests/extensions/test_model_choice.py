@@ -40,6 +40,7 @@ def test_ask_sends_one_user_message_through_litellm():
     assert ask("openai/gpt-4o-mini", "rate this", mock_response="6") == "6"
 
 
+@pytest.mark.needs_milestones(6)  # its reply is read by parse_importance
 @pytest.mark.slow
 def test_the_extensions_use_the_configured_model(monkeypatch):
     monkeypatch.setenv("MEMORY_LAB_CHAT_MODEL", "openai/gpt-4o-mini")

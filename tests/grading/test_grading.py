@@ -176,9 +176,9 @@ def test_the_table_gives_points_per_milestone_and_the_total():
     ana = Graded("ana", [Outcome(c, score=float(c.points)) for c in CELLS if c.milestone != 2])
     bo = Graded("bo", [Outcome(c) for c in CELLS])
     assert table([ana, bo]).splitlines() == [
-        "student  M1 /5  M2 /6  M3 /4  M4 /8  M5 /8  total /31",
-        "ana          5      0      4      8      8         25",
-        "bo           0      0      0      0      0          0",
+        "student  M1 /5  M2 /6  M3 /4  M4 /8  M5 /8  M6 /4  M7 /4  total /31  stretch /8",
+        "ana          5      0      4      8      8      4      4         25           8",
+        "bo           0      0      0      0      0      0      0          0           0",
     ]
     assert table([bo], isolated=False).splitlines()[-1].startswith("NOT ISOLATED")
 
@@ -355,9 +355,10 @@ def test_a_regrade_replaces_the_sandboxed_scores_and_the_export_holds_every_stud
     rows = path.read_text().splitlines()
     assert rows == [
         "student_id,timestamp,milestone_1,milestone_2,milestone_3,milestone_4,milestone_5,"
-        "written,raw_score,late_submission_penalty,score,max_score",
-        "ana,,0,0,0,0,0,0,0,0,0,31",
-        "bo,,5,6,4,8,8,0,31,0,31,31",
+        "milestone_6,milestone_7,core,stretch,written,raw_score,late_submission_penalty,score,"
+        "max_score",
+        "ana,,0,0,0,0,0,0,0,0,0,0,0,0,0,39",
+        "bo,,5,6,4,8,8,4,4,31,8,0,39,0,39,39",
     ]
 
 
@@ -499,4 +500,4 @@ def test_the_guide_points_table_is_the_one_generated_from_the_notebooks():
     guide = (ROOT / "docs" / "instructor-guide.md").read_text()
     start, end = guide.index(TABLE_BEGIN) + len(TABLE_BEGIN), guide.index(TABLE_END)
     assert guide[start:end].strip() == table(), "run: python -m grading points"
-    assert "**31**" in table() and "**8**" in table() and "**39**" in table()
+    assert "**31**" in table() and "**8**" in table() and "**47**" in table()

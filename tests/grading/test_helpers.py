@@ -42,7 +42,9 @@ def test_a_scoring_that_imports_its_own_helper_module_scores_full_marks(tmp_path
     future = "from __future__ import annotations\n"
     (code / "retriever.py").write_text(retriever.replace(future, future + "\nimport mymath\n"))
     graded = grade(code.parent)
-    assert graded.total == 31, [o.message for o in graded.outcomes if not o.score]
+    assert (graded.core, graded.stretch) == (31, 8), [
+        o.message for o in graded.outcomes if not o.score
+    ]
 
 
 def test_a_module_named_like_the_course_own_is_not_staged_and_the_course_one_is_used(tmp_path):
@@ -50,8 +52,14 @@ def test_a_module_named_like_the_course_own_is_not_staged_and_the_course_one_is_
     (code / "memory_store.py").write_text("raise ImportError('a learner copy')\n")
     (code / "mymath.py").write_text(MYMATH)
     collected = collect(code.parent)
-    assert set(collected.files) == {"scoring.py", "retriever.py", "mymath.py"}
-    assert grade(code.parent).total == 31
+    assert set(collected.files) == {
+        "scoring.py",
+        "retriever.py",
+        "importance_parsing.py",
+        "forgetting_rule.py",
+        "mymath.py",
+    }
+    assert grade(code.parent).core == 31
 
 
 def test_names_from_a_queue_row_are_staged_only_when_they_are_module_files(tmp_path):

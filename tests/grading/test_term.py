@@ -193,11 +193,12 @@ def test_the_whole_term_runs_in_nbgrader_tools_on_sandboxed_grades(term):
     lines: list[str] = []
     results = {r.student: r for r in autograde(submitted, course=term.course, log=lines.append)}
     lost = sum(o.cell.points for o in results[RIGHT].outcomes if o.cell.id in MISTAKE.breaks)
-    assert (results[RIGHT].total, results[SLIP].total, results[UNTOUCHED].total) == (
+    assert (results[RIGHT].core, results[SLIP].core, results[UNTOUCHED].core) == (
         31,
         31 - lost,
         0,
     )
+    assert (results[RIGHT].stretch, results[UNTOUCHED].stretch) == (8, 0)  # counted apart
 
     # The formgrader lists every student as autograded, with the sandboxed scores.
     api = term.api()
@@ -206,7 +207,7 @@ def test_the_whole_term_runs_in_nbgrader_tools_on_sandboxed_grades(term):
     for student, graded in results.items():
         assert listed[student]["autograded"] is True, student
         assert listed[student]["score"] == graded.total, student  # written answers: 0 so far
-        assert listed[student]["max_score"] == 39
+        assert listed[student]["max_score"] == 47  # 31 core, 8 written, 8 stretch
     assert listed[RIGHT]["needs_manual_grade"] is True  # the written answer waits
     assert listed[UNTOUCHED]["needs_manual_grade"] is False  # "No response.": nothing to read
     # ... and opens each student's notebooks as its SubmissionHandler does (its "formgrade"
@@ -258,7 +259,8 @@ def test_the_whole_term_runs_in_nbgrader_tools_on_sandboxed_grades(term):
         pages = list((term.root / "home" / student / ASSIGNMENT / "feedback").rglob("*.html"))
         assert sorted(p.stem for p in pages) == sorted(nb.name for nb in GRADED), done.stderr
         text = next(p for p in pages if p.stem == "01_recency").read_text()
-        assert f"{student}: <b>{results[student].total:g} / 31</b>" in text
+        assert f"{student}: <b>{results[student].core:g} / 31</b>" in text
+        assert f"counted apart): <b>{results[student].stretch:g} / 8</b>" in text
     mine = term.root / "home" / RIGHT / ASSIGNMENT / "feedback"
     page = next(mine.rglob("01_recency.html")).read_text()
     assert "explain_last_access (written answer): 2 / 2" in page and "Well put." in page
@@ -273,8 +275,10 @@ def test_the_whole_term_runs_in_nbgrader_tools_on_sandboxed_grades(term):
     for student, row in ours.items():
         for column in ("raw_score", "late_submission_penalty", "score", "max_score"):
             assert float(row[column]) == float(theirs[student][column]), (student, column)
-        parts = [f"milestone_{n}" for n in range(1, 6)] + ["written"]
+        parts = [f"milestone_{n}" for n in range(1, 8)] + ["written"]
         assert sum(float(row[p]) for p in parts) == float(row["raw_score"])
+        assert float(row["core"]) == sum(float(row[f"milestone_{n}"]) for n in range(1, 6))
+        assert float(row["stretch"]) == float(row["milestone_6"]) + float(row["milestone_7"])
     assert float(ours[RIGHT]["written"]) == 2 and float(ours[SLIP]["score"]) == 0
 
 

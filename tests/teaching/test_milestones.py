@@ -10,6 +10,8 @@ import pytest
 
 from teaching import checks
 from teaching.milestones import (
+    CORE_FILES,
+    FIRST_STRETCH,
     GRADE_CELLS,
     LEARNER_FILES,
     MANUAL_CELLS,
@@ -64,16 +66,17 @@ def test_manual_cells_are_markdown_answers_with_a_model_answer_to_clear():
                     assert not any(m in cell.source for m in MARKERS), "a model answer shipped"
 
 
-def points(manual: bool, optional: bool = False) -> int:
-    """The points of the graded notebooks' checked (or written) cells: their metadata; the
-    core notebooks' (Milestones 1-5), or the optional milestones' (reported apart)."""
-    chosen = [nb for nb, number in NOTEBOOKS.items() if (number > 5) == optional]
+def points(manual: bool, stretch: bool = False) -> int:
+    """The points of the graded notebooks' checked (or written) cells: their metadata;
+    the core's notebooks, or (stretch=True) the optional milestones'."""
+    chosen = [nb for nb, number in NOTEBOOKS.items() if (number >= FIRST_STRETCH) == stretch]
     return sum(sum(notebook_grade_cells(nb, manual).values()) for nb in chosen)
 
 
 def test_manual_cells_are_not_in_the_autograded_total():
     assert not set().union(*MANUAL_CELLS.values()) & set().union(*GRADE_CELLS.values())
     assert points(manual=True) == 8 and points(manual=False) == 31
+    assert points(manual=True, stretch=True) == 0
 
 
 def test_no_other_notebook_is_graded():
@@ -85,12 +88,27 @@ def test_no_other_notebook_is_graded():
 
 def test_the_points_add_up_to_the_lab_total():
     assert points(manual=False) == 31  # 5 + 6 + 4 + 8 + 8
+    assert points(manual=False, stretch=True) == 16  # optional Milestones 6-9: 4 each
+
+
+def test_the_optional_milestones_are_the_stretch_rows():
+    assert {name for name, row in MILESTONES.items() if row.stretch} == {
+        "parse_importance",
+        "should_forget",
+        "reflection_groups",
+        "memory_to_record",
+        "memory_from_record",
+    }
+    assert MILESTONES["should_forget"].where == (
+        "code/forgetting_rule.py, optional Milestone 7 (07e_forgetting.ipynb)"
+    )
+    assert CORE_FILES == ("code/scoring.py", "code/retriever.py")
 
 
 def test_the_optional_milestones_8_and_9_are_worth_points_of_their_own():
     assert sum(notebook_grade_cells("07d_consolidation.ipynb").values()) == 4
     assert sum(notebook_grade_cells("07h_persistence.ipynb").values()) == 4
-    assert points(manual=True, optional=True) == 0  # no answers in words there
+    assert points(manual=True, stretch=True) == 0  # no answers in words there
 
 
 def test_every_learner_function_has_a_public_check_of_its_name():
@@ -110,15 +128,19 @@ def test_every_learner_function_is_defined_in_the_file_the_registry_names(name):
 
 def test_milestones_are_numbered_in_order_and_each_has_a_notebook():
     numbers = [row.number for row in MILESTONES.values()]
-    assert numbers == sorted(numbers) and {1, 2, 3, 4, 5, 8, 9} <= set(numbers)
-    assert {n for n in numbers if n <= 5} == {1, 2, 3, 4, 5}  # the core; optional ones after
-    assert sorted(NOTEBOOKS.values()) == sorted(set(numbers))
+    assert numbers == sorted(numbers) and set(numbers) >= {1, 2, 3, 4, 5, 6, 7}
+    assert sorted(NOTEBOOKS.values()) == sorted(set(numbers))  # one notebook each
 
 
 def test_the_grader_reads_the_same_table():
     layout = pytest.importorskip("grading.layout", reason="the instructor's tools are not here")
     assert layout.LEARNER_FILES == LEARNER_FILES
-    assert LEARNER_FILES[:2] == ("code/scoring.py", "code/retriever.py")
+    assert LEARNER_FILES[:4] == (
+        "code/scoring.py",
+        "code/retriever.py",
+        "code/importance_parsing.py",
+        "code/forgetting_rule.py",
+    )
     assert {"code/reflection.py", "code/persistence.py"} <= set(LEARNER_FILES)
     assert {f"{nb.name}.ipynb": nb.milestone for nb in layout.GRADED} == NOTEBOOKS
 

@@ -95,16 +95,36 @@ def test_when_only_milestone_5_is_left_progress_points_to_notebooks_05_and_06_fi
     from teaching.milestones import MILESTONES
     from teaching.progress import Outcome, report
 
-    outcomes = [Outcome(name, "pass", "checks passed") for name in MILESTONES]
-    outcomes[list(MILESTONES).index("kind_recency_score")] = Outcome(
-        "kind_recency_score", "todo", "not implemented yet"
-    )
+    outcomes = [
+        Outcome(name, "todo" if name == "kind_recency_score" or row.stretch else "pass", "")
+        for name, row in MILESTONES.items()
+    ]
     text = report(outcomes)
     assert (
         "Next: notebooks 05, 06a and 06b if you have not yet, then implement kind_recency_score in "
         "code/scoring.py, Milestone 5 (07a_kinds.ipynb)." in text
     )
-    assert "Milestone 5  kind_recency_score  todo" in text
+    assert any(
+        line.split()[:4] == ["Milestone", "5", "kind_recency_score", "todo"]
+        for line in text.splitlines()
+    )
+    assert "Optional:" not in text  # a core milestone first, the optional ones after
+
+
+def test_when_the_core_passes_progress_offers_the_optional_milestones():
+    from teaching.milestones import MILESTONES
+    from teaching.progress import Outcome, report
+
+    outcomes = [
+        Outcome(name, "todo" if row.stretch else "pass", "") for name, row in MILESTONES.items()
+    ]
+    text = report(outcomes)
+    assert "All 5 milestones pass." in text
+    assert "Optional: implement parse_importance in code/importance_parsing.py, optional " in text
+    assert any(
+        line.split()[:5] == ["optional", "Milestone", "7", "should_forget", "todo"]
+        for line in text.splitlines()
+    )
 
 
 @pytest.mark.needs_milestones(2)

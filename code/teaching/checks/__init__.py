@@ -9,8 +9,10 @@
     m3_retrieval_score.py       Milestone 3: retrieval_score
     m4_retriever.py             Milestone 4: rank_memories, retrieve (scenarios on stores)
     m5_kinds.py                 Milestone 5: kind_recency_score, retrieve_by_kind; kind labels
-    m8_reflection.py            optional milestone 8: reflection_groups
-    m9_persistence.py           optional milestone 9: memory_to_record, memory_from_record
+    m6_importance_parsing.py    optional Milestone 6: parse_importance (a reply -> 1-10/None)
+    m7_forgetting.py            optional Milestone 7: should_forget (a bool per memory)
+    m8_reflection.py            optional Milestone 8: reflection_groups
+    m9_persistence.py           optional Milestone 9: memory_to_record, memory_from_record
     failure_modes.py            notebooks 06a-06b: blame a signal from the table, then fix it
     answers.py                  answer cells: numbers checked with a tolerance, a recall's
                                 fields, the memory block's tokens (formative, not graded)
@@ -35,7 +37,9 @@ from teaching.checks.core import (
     CheckFailed,
     Mistakes,
     NotImplementedYet,
+    ValueMistakes,
     check_cases,
+    check_values,
 )
 from teaching.checks.m1_recency import MISTAKES as RECENCY_MISTAKES
 from teaching.checks.m1_recency import check_recency_score
@@ -63,6 +67,10 @@ from teaching.checks.m5_kinds import (
     check_retrieve_by_kind,
     run_kind_scenario,
 )
+from teaching.checks.m6_importance_parsing import MISTAKES as PARSE_IMPORTANCE_MISTAKES
+from teaching.checks.m6_importance_parsing import check_parse_importance
+from teaching.checks.m7_forgetting import MISTAKES as SHOULD_FORGET_MISTAKES
+from teaching.checks.m7_forgetting import check_should_forget
 from teaching.checks.m8_reflection import (
     check_groups_prediction,
     check_reflection_groups,
@@ -92,6 +100,7 @@ __all__ = [
     "check_kind_recency_score",
     "check_memory_from_record",
     "check_memory_to_record",
+    "check_parse_importance",
     "check_rank_memories",
     "check_recency_score",
     "check_reflection_groups",
@@ -100,6 +109,7 @@ __all__ = [
     "check_retrieval_score",
     "check_retrieve",
     "check_retrieve_by_kind",
+    "check_should_forget",
     "require_milestones",
     "run_cases",
     "run_kind_scenario",
@@ -128,6 +138,15 @@ CHECKS: dict[str, Callable[..., None]] = {
     "reflection_groups": check_reflection_groups,
     "memory_to_record": check_memory_to_record,
     "memory_from_record": check_memory_from_record,
+    "parse_importance": check_parse_importance,
+    "should_forget": check_should_forget,
+}
+
+# Optional milestones whose answers are plain values (an int or None, a bool, ids, a
+# table), checked by core.check_values: function -> its named slips.
+VALUE_MISTAKES: dict[str, ValueMistakes] = {
+    "parse_importance": PARSE_IMPORTANCE_MISTAKES,
+    "should_forget": SHOULD_FORGET_MISTAKES,
 }
 
 
@@ -137,6 +156,8 @@ def run_cases(name: str, cases: list[Case], function: Callable | None = None) ->
     Returns how many cases passed; on the first wrong answer raises CheckFailed naming
     the likely mistake from that function's milestone.
     """
+    if name in VALUE_MISTAKES:
+        return check_values(name, cases, function, VALUE_MISTAKES[name])
     return check_cases(name, cases, function, MISTAKES.get(name, Mistakes()))
 
 

@@ -179,6 +179,33 @@ ANSWERS: dict[str, Answer] = {
         "30 days and apply the hourly rate once for each. Expect a very small number.",
         RECENCY,
     ),
+    "07c.1": Answer(
+        "the rating of the reply 'somewhere between 6 and 9, say'",
+        8,
+        0.001,
+        (
+            ("that is the range's first number; a range means its midpoint", 6),
+            ("that is the range's last number; a range means its midpoint", 9),
+            ("that is the midpoint itself; a rating is a whole number, halves round up", 7.5),
+            ("that half was rounded down (or to the even number); halves round up", 7),
+        ),
+        "a range stands for its middle: add its two ends and halve; a rating is a whole "
+        "number, so a half goes to the next one up",
+        (1.0, 10.0, "a rating lies between 1 and 10"),
+    ),
+    "07e.1": Answer(
+        "the age in days of a memory written 15,811,200 seconds before now",
+        183,
+        0.001,
+        (
+            ("that is the age in hours: a day has 24 of them", 4392),
+            ("that is the age in weeks: a week has 7 days", 183 / 7),
+        ),
+        "a day has 24 hours of 3,600 seconds each, so 86,400 seconds: divide the memory's "
+        "age in seconds by that, then compare the days with the limit of 180 (older than "
+        "means strictly more)",
+        (0.0, math.inf, "an age is not negative"),
+    ),
     "06b.2": Answer(
         "the largest recency weight at which the design review's note wins day 4",
         0.6083,  # (m2's rel - m1's rel) / (m1's rec - m2's rec) on day 4; a test recomputes it

@@ -21,6 +21,7 @@ of each function live in its milestone's module (m1_recency.py, ...).
 
 from __future__ import annotations
 
+import copy
 import importlib
 import math
 import numbers
@@ -170,12 +171,18 @@ CRASH_HINTS = {
 
 @dataclass(frozen=True)
 class Case:
-    """One known answer: call the function with args/kwargs, expect `expected`."""
+    """One known answer: call the function with args/kwargs, expect `expected`.
+
+    `slips` (the optional milestones' checks, whose answers are not floats) holds what a
+    named mistake returns on this case: {mistake key: its answer}; the key's message is
+    in the milestone's ValueMistakes.
+    """
 
     args: tuple
-    expected: float
+    expected: Any
     kwargs: dict = field(default_factory=dict)
     call: str = ""  # how to show the call; built from the arguments when empty
+    slips: Mapping[str, Any] = field(default_factory=dict)
 
 
 def show_call(name: str, case: Case) -> str:
@@ -274,6 +281,110 @@ def check_cases(
         if not low <= float(got) <= high:  # close to the answer, yet outside every answer's range
             raise report(show_call(name, case), case.expected, got, hint, name)
     return len(cases)
+
+
+# --- checks of plain values (optional milestones) --------------------------------------
+#
+# An answer that is not one float (a whole number or None, True/False, a list of ids, a
+# table) is compared as a plain JSON value: type for type (7.0 is no 7, 1 no True, a
+# tuple stands for a list), exactly, floats inside it to TOLERANCE. A wrong answer is
+# explained from the table: each case lists what the named mistakes return on it.
+
+
+@dataclass(frozen=True)
+class ValueMistakes:
+    """The named mistakes of a function checked by `check_values`.
+
+    returns: what a right answer is, for a wrong type ("a whole number in [1, 10], or None").
+    messages: {mistake key: what the learner did and where to look}; each Case's `slips`
+        says what that mistake returns on it.
+    crashes: {exception class name: hint}, as Mistakes.crashes.
+    """
+
+    returns: str
+    messages: Mapping[str, str] = field(default_factory=dict)
+    crashes: Mapping[str, str] = field(default_factory=dict)
+
+    def crash_hint(self, crash: Crash) -> str:
+        return self.crashes.get(type(crash.error).__name__, crash.hint)
+
+
+JSON_TYPES = {type(None): "None", bool: "bool", int: "int", float: "float", str: "str",
+              list: "list", tuple: "list", dict: "dict"}  # fmt: skip
+
+
+def kind_of(value: Any) -> str:
+    """The plain type `value` counts as ('int', 'None', 'list', ...), or its class name."""
+    return JSON_TYPES.get(type(value), type(value).__name__)
+
+
+def same(expected: Any, got: Any) -> bool:
+    """Is `got` the plain value `expected`? Type for type, floats to TOLERANCE."""
+    if kind_of(expected) != kind_of(got):
+        return False
+    if isinstance(expected, float):
+        return not math.isnan(got) and _close(expected, got)
+    if isinstance(expected, (list, tuple)):
+        return len(expected) == len(got) and all(map(same, expected, got))
+    if isinstance(expected, dict):
+        return set(expected) == set(got) and all(same(v, got[k]) for k, v in expected.items())
+    return expected == got
+
+
+def diagnose_value(results: list[tuple[Case, Any]], case: Case, got: Any,
+                   mistakes: ValueMistakes) -> str:  # fmt: skip
+    """The likely mistake behind a wrong `got` on `case`, read from the cases' slips.
+
+    A wrong type is said first; then the named mistake that returns `got` here and
+    explains the most of the other answers; otherwise a pointer to the docstring.
+    """
+    if kind_of(got) != kind_of(case.expected) and kind_of(got) not in {
+        kind_of(s) for s in case.slips.values()
+    }:
+        shown = f"{_a(kind_of(got))} ({got!r})"
+        return f"the function returned {shown}; it should return {mistakes.returns}"
+    best, best_count = None, 0
+    for key, wrong in case.slips.items():
+        if not same(wrong, got):
+            continue
+        count = sum(key in c.slips and same(c.slips[key], g) for c, g in results)
+        if count > best_count:
+            best, best_count = key, count
+    if best is not None:
+        return mistakes.messages.get(best, best)
+    return "none of the usual mistakes matches; compare your code with the docstring"
+
+
+def check_values(
+    name: str,
+    cases: list[Case],
+    function: Callable | None = None,
+    mistakes: ValueMistakes = ValueMistakes("the value the docstring describes"),
+) -> int:
+    """Check `function` (default: the learner's `name`) on cases whose answers are plain
+    values; report the first miss with its likely mistake. Each call gets its own copy
+    of the arguments, so a function that changes them cannot change the next case."""
+    function = function or learner_function(name)
+    results = [
+        (case, attempt(name, function, *copy.deepcopy(case.args), **copy.deepcopy(case.kwargs)))
+        for case in cases
+    ]
+    for case, got in results:
+        if isinstance(got, Crash):
+            hint = mistakes.crash_hint(got)
+            raise report(show_call(name, case), _shown(case.expected), str(got), hint, name)
+        if not same(case.expected, got):
+            mistake = diagnose_value(results, case, got, mistakes)
+            raise report(show_call(name, case), _shown(case.expected), _shown(got), mistake, name)
+    return len(cases)
+
+
+def _a(kind: str) -> str:
+    return kind if kind == "None" else f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
+
+
+def _shown(value: Any) -> str:
+    return repr(value) if isinstance(value, str) else str(value)
 
 
 def passed(name: str, count: int) -> None:
