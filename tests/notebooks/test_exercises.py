@@ -34,9 +34,6 @@ CHECK_CALL = re.compile(r"\bcheck_(\w+)\(")
 LEFT_TO_LEARNER = re.compile(r"^(\w+) = None\b", re.M)
 # Exercises still to come on this branch: strict, so a notebook that gains one fails here
 # until it leaves this set.
-PENDING = {"07c_rated_importance", "07d_consolidation", "07e_forgetting", "07h_persistence"}
-
-
 def learners_to_write(name: str) -> bool:
     """Whether `name`'s body in its file is the learner's: a solution region or a stub."""
     if name not in LEARNER:
@@ -78,19 +75,10 @@ def exercises_in(path: Path) -> list[str]:
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_every_notebook_has_an_exercise_with_a_check(path):
-    if path.stem in PENDING:
-        pytest.xfail(f"{path.name}: its exercise is still to come")  # strict: see below
     assert exercises_in(path), (
         f"{path.name}: no exercise with a check: add a cell that calls a check from "
         "teaching.checks on a function the learner writes (a row of teaching/milestones.py) "
         "or on an answer the cell leaves as None"
-    )
-
-
-@pytest.mark.parametrize("stem", sorted(PENDING))
-def test_a_pending_notebook_leaves_the_list_once_it_has_an_exercise(stem):
-    assert not exercises_in(ROOT / "notebooks" / f"{stem}.ipynb"), (
-        f"{stem} has an exercise now: remove it from PENDING in this file"
     )
 
 
