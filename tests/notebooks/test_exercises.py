@@ -32,6 +32,8 @@ LEARNER = {name: (row.module, row.notebook) for name, row in MILESTONES.items()}
 BEGIN = "### BEGIN " + "SOLUTION"  # spelt apart: the release refuses a marker inside a line
 CHECK_CALL = re.compile(r"\bcheck_(\w+)\(")
 LEFT_TO_LEARNER = re.compile(r"^(\w+) = None\b", re.M)
+
+
 # Exercises still to come on this branch: strict, so a notebook that gains one fails here
 # until it leaves this set.
 def learners_to_write(name: str) -> bool:

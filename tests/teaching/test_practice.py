@@ -167,3 +167,28 @@ def test_a_slip_model_refuses_to_answer_with_every_rule_right(model, args):
 def test_bad_input_is_refused_before_the_learners_part_runs(call, error, said):
     with pytest.raises(error, match=re.escape(said)):
         call()
+
+
+def test_a_budget_that_counts_the_summary_before_knowing_it_is_needed_is_caught():
+    def room_kept_while_more_follow(costs, budget, summary_cost):
+        # keeps room for the summary whenever a memory follows, even one that would fit
+        shown, used = [], 0
+        for position, cost in enumerate(costs):
+            summary = summary_cost if position < len(costs) - 1 else 0
+            if used + cost + summary > budget:
+                break
+            shown.append(position)
+            used += cost
+        return shown
+
+    with pytest.raises(CheckFailed):
+        practice.check_fit_in_budget(room_kept_while_more_follow)
+
+
+def test_recall_that_counts_a_repeated_evidence_id_twice_is_caught():
+    def twice(ranked_ids, evidence, k):
+        evidence = list(evidence)
+        return sum(e in list(ranked_ids)[:k] for e in evidence) / len(evidence)
+
+    with pytest.raises(CheckFailed):
+        practice.check_recall_at_k(twice)

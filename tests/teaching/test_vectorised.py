@@ -107,3 +107,16 @@ def test_compare_with_loop_reports_float64_agreement(capsys):
 def test_retrieval_scores_refuses_bad_arrays_by_name(arguments, message):
     with pytest.raises(ValueError, match=message):
         scoring.retrieval_scores(*arguments)
+
+
+def test_a_crash_in_the_learners_arrays_is_explained_not_dumped():
+    def with_pythons_max(relevance, now, last_accessed, importance, weights, decay_rate):
+        hours = max(0.0, (now - last_accessed) / 3600.0)  # the pitfall the notebook names
+        return relevance + decay_rate**hours + importance / 10
+
+    with pytest.raises(CheckFailed) as caught:
+        vectorised.check_retrieval_scores(with_pythons_max)
+    said = str(caught.value)
+    assert "your function raised ValueError" in said
+    assert "Python's own max()" in said and "np.maximum" not in said  # the idea, not the call
+    assert "code/scoring.py" in said

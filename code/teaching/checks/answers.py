@@ -180,7 +180,7 @@ ANSWERS: dict[str, Answer] = {
         RECENCY,
     ),
     "07c.1": Answer(
-        "the rating of the reply 'somewhere between 6 and 9, say'",
+        "the rating of the reply 'somewhere from 6 to 9, say'",
         8,
         0.001,
         (

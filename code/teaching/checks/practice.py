@@ -375,6 +375,7 @@ BUDGET_CASES = [
     Case("nothing fits but the summary", ([120, 10], 100, 25), []),
     Case("the best memory first, whatever its size", ([60, 5, 5, 30], 90, 20), [0, 1, 2]),
     Case("no memories at all", ([], 50, 10), []),
+    Case("all fit, but only without the summary", ([40, 10], 50, 15), [0, 1]),
 ]
 
 
@@ -432,6 +433,7 @@ RECALL_CASES = [
     Case("k longer than the ranking", (RANKED, ["m4", "m8"], 10), 0.5),
     Case("evidence listed twice", (RANKED, ["m2", "m2"], 2), 1.0),
     Case("one of three in the top 2", (RANKED, ["m2", "m4", "m8"], 2), 1 / 3),
+    Case("an id listed twice counts once", (RANKED, ["m2", "m2", "m4"], 2), 0.5),
 ]
 
 

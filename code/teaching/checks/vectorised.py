@@ -115,10 +115,29 @@ def arrays_of(function, case: ArrayCase, weights=None):
             "`raise NotImplementedError()` in retrieval_scores with your code, then run this "
             "cell again."
         ) from None
-    got = np.asarray(got, dtype=float)
+    except Exception as error:  # the learner's code crashed: say so in a learner's words
+        raise CheckFailed(crash_message(case, error)) from None
+    try:
+        got = np.asarray(got, dtype=float)
+    except (TypeError, ValueError):
+        return None  # not numbers at all: "expected one score per memory"
     if got.shape != (len(case.relevance),):
         return None
     return got.tolist()
+
+
+def crash_message(case: ArrayCase, error: Exception) -> str:
+    """What a crash of retrieval_scores means, with the likely slip when it is a known one."""
+    text = str(error).splitlines()[0] if str(error) else ""
+    said = f"retrieval_scores, case {case.about!r}: your function raised {type(error).__name__}"
+    said += f": {text}" if text else ""
+    if "truth value of an array" in text:
+        said += (
+            "\n  likely mistake: Python's own max(), min(), `if` or `and` was given a whole "
+            "array; they want one number. numpy has elementwise versions of each (look for "
+            "the one that takes the larger of two arrays, element by element)"
+        )
+    return f"{said}\n  (fix it in {WHERE}, then run this cell again)"
 
 
 def differing(expected, got) -> list[int]:
