@@ -154,7 +154,25 @@ def _memories(cell: Cell, rng: random.Random) -> list[Case]:
     return cases
 
 
-VALUES = {"parse_importance": _replies, "should_forget": _memories}
+def _as_written(cell: Cell, rng: random.Random) -> list[Case]:
+    """reflection_groups, memory_to_record, memory_from_record: the notebook's own cases.
+
+    Their cases are exact by construction: cosines of exactly 0, 1 or a tie, float32
+    values and times whose every digit is what is checked, records whose refusal names
+    their own values, and slips written out per case; a draw would have to keep all of
+    that and every slip's answer. The answer a lookup of the shipped inputs would need is
+    a whole group list or record, not one number; and the hidden cases are not shipped.
+    """
+    return list(cell.cases)
+
+
+VALUES = {
+    "parse_importance": _replies,
+    "should_forget": _memories,
+    "reflection_groups": _as_written,
+    "memory_to_record": _as_written,
+    "memory_from_record": _as_written,
+}
 
 
 # --- numbers -----------------------------------------------------------------------------
