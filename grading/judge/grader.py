@@ -417,9 +417,9 @@ def runs(cells, folders: dict[str, Path], budget: Budget) -> tuple[list[Outcome]
     scoring = run(part("scoring", False), own, ["scoring"], mine, budget)
     stretch = []  # the optional milestones: each file alone, on the learner's own folder
     for module in STRETCH_MODULES:
-        cells = part(module, False) + part(module, True)
+        own_cells = part(module, False) + part(module, True)
         proxy = module in ON_REFERENCE_SCORING
-        stretch += run(cells, own, [module], mine, budget, proxy=proxy)
+        stretch += run(own_cells, own, [module], mine, budget, proxy=proxy)
     retriever = run(part("retriever", False), reference, ["retriever"], theirs, budget, proxy=True)
     hint_text, with_own, public_retriever = "", None, list(retriever)
     if any(o.score == 0 for o in scoring) and any(o.score for o in retriever):
