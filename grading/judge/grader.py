@@ -415,11 +415,15 @@ def runs(cells, folders: dict[str, Path], budget: Budget) -> tuple[list[Outcome]
 
     both = ["scoring", "retriever"]
     scoring = run(part("scoring", False), own, ["scoring"], mine, budget)
-    stretch = []  # the optional milestones: each file alone, on the learner's own folder
-    for module in STRETCH_MODULES:
-        own_cells = part(module, False) + part(module, True)
-        proxy = module in ON_REFERENCE_SCORING
-        stretch += run(own_cells, own, [module], mine, budget, proxy=proxy)
+
+    def optional(hidden: bool) -> list[Outcome]:  # each file alone, on the learner's own folder
+        outcomes = []
+        for module in STRETCH_MODULES:
+            proxy = module in ON_REFERENCE_SCORING
+            outcomes += run(part(module, hidden), own, [module], mine, budget, proxy=proxy)
+        return outcomes
+
+    stretch = optional(hidden=False)
     retriever = run(part("retriever", False), reference, ["retriever"], theirs, budget, proxy=True)
     hint_text, with_own, public_retriever = "", None, list(retriever)
     if any(o.score == 0 for o in scoring) and any(o.score for o in retriever):
@@ -428,6 +432,7 @@ def runs(cells, folders: dict[str, Path], budget: Budget) -> tuple[list[Outcome]
     public_scoring = list(scoring)
     scoring += run(part("scoring", True), own, ["scoring"], mine, budget)
     retriever += run(part("retriever", True), reference, ["retriever"], theirs, budget, proxy=True)
+    stretch += optional(hidden=True)  # in fresh workers too, after every public case
     if with_own is not None:
         hint_text = hint(with_own, public_retriever, public_scoring, retriever)
     order = {cell.id: index for index, cell in enumerate(cells)}
