@@ -154,7 +154,119 @@ def _memories(cell: Cell, rng: random.Random) -> list[Case]:
     return cases
 
 
-VALUES = {"parse_importance": _replies, "should_forget": _memories}
+# reflection_groups, memory_to_record, memory_from_record: their cases are exact by
+# construction (cosines of exactly 0, 1 or a tie; float32 values and times whose every digit
+# is what is checked), so a draw moves only what keeps that exact: each embedding is
+# padded with zeros to a new length and its coordinates permuted and their signs flipped,
+# the same for every memory of a case (every dot product and length, hence every cosine,
+# is the same sum of the same products); a memory's id (not reflection's: its slips are
+# written as ids) and text are new, and so are the users of a record, in its refusal's
+# names too. Times and ratings stay: their digits are what is checked. A drawn case is
+# kept only when the reference gives the expected answer on it.
+
+
+def _signed_permutation(size: int, rng: random.Random) -> Callable[[list], list[float]]:
+    length = size + rng.randint(0, 3)
+    places = rng.sample(range(length), size)
+    signs = [rng.choice((-1.0, 1.0)) for _ in range(size)]
+
+    def move(vector: list) -> list[float]:
+        out = [0.0] * length
+        for value, place, sign in zip(vector, places, signs):
+            out[place] = sign * float(value) if value else 0.0  # no -0.0: it prints as such
+        return out
+
+    return move
+
+
+def _groups(cell: Cell, rng: random.Random) -> list[Case]:
+    import reflection as reference_reflection
+    from teaching.checks import m8_reflection as m8
+
+    cases = []
+    for case in cell.cases:
+        (rows,) = case.args
+        if not rows:
+            cases.append(case)
+            continue
+        move = _signed_permutation(len(rows[0]["embedding"]), rng)
+        moved = ([{**row, "embedding": move(row["embedding"])} for row in rows],)
+        drawn = dataclasses.replace(case, args=moved)
+        memories = m8.build_memories(moved[0])
+        same = reference_reflection.reflection_groups(memories, **case.kwargs) == case.expected
+        cases.append(drawn if same else case)
+    return cases
+
+
+def _renamed_fields(fields: dict, users: dict, move, rng: random.Random) -> dict:
+    return {
+        **fields,
+        "id": rng.choice(NAMES),
+        "text": f"memory {rng.randrange(10**6)} \u2014 caf\u00e9 {rng.randrange(100)}",
+        "embedding": move(fields["embedding"]),
+        "user_id": users.get(fields["user_id"], fields["user_id"]),
+    }
+
+
+def _records(cell: Cell, rng: random.Random) -> list[Case]:
+    import persistence as reference_persistence
+    from teaching.checks import m9_persistence as m9
+
+    cases = []
+    for case in cell.cases:
+        if cell.function == "memory_to_record":
+            (fields,) = case.args
+            move = _signed_permutation(len(fields["embedding"]), rng)
+            user = f"user-{rng.randrange(10**4):04d}"
+            new = _renamed_fields(fields, {fields["user_id"]: user}, move, rng)
+            drawn = dataclasses.replace(case, args=(new,), expected=new)
+            ok = reference_persistence.memory_to_record(m9.build_memory(new)) == new
+            cases.append(drawn if ok else case)
+            continue
+        record, user_id = case.args
+        owners = {record.get("user_id"), user_id} - {None}
+        names = rng.sample(range(10**4), len(owners))  # 'user-0412': no name inside another
+        users = dict(zip(sorted(owners, key=str), (f"user-{n:04d}" for n in names)))
+        move = _signed_permutation(len(record.get("embedding", [0.0])), rng)
+        new = {**record, **{k: v for k, v in _renamed_fields(
+            {"embedding": [], "user_id": None, **record}, users, move, rng).items()
+            if k in record}}  # fmt: skip
+        expected = case.expected
+        if "raises" in expected:
+            naming = [users.get(name, name) for name in expected["naming"]]
+            expected = {**expected, "naming": naming}
+        else:
+            expected = {**expected, **{k: new[k] for k in ("id", "text", "embedding", "user_id")}}
+        drawn = dataclasses.replace(case, args=(new, users.get(user_id, user_id)),
+                                    expected=expected)  # fmt: skip
+        cases.append(drawn if _reference_agrees(reference_persistence, drawn) else case)
+    return cases
+
+
+def _reference_agrees(reference_persistence, case: Case) -> bool:
+    """Whether the reference's memory_from_record gives the case's expected answer."""
+    import json
+
+    record, user_id = json.loads(json.dumps(case.args[0])), case.args[1]
+    try:
+        memory = reference_persistence.memory_from_record(record, user_id)
+    except (ValueError, TypeError) as error:
+        want = case.expected.get("raises")
+        return (want in {c.__name__ for c in type(error).__mro__}
+                and all(name in str(error) for name in case.expected["naming"]))  # fmt: skip
+    if "raises" in case.expected:
+        return False
+    got = {**memory.to_dict(), "embedding": [float(x) for x in memory.embedding]}
+    return all(got[k] == v for k, v in case.expected.items())
+
+
+VALUES = {
+    "parse_importance": _replies,
+    "should_forget": _memories,
+    "reflection_groups": _groups,
+    "memory_to_record": _records,
+    "memory_from_record": _records,
+}
 
 
 # --- numbers -----------------------------------------------------------------------------

@@ -58,6 +58,10 @@ SUBMISSION_SECONDS = 60.0  # wall clock for all the runs of one submission (hone
 MODULE = {name: row.module for name, row in REGISTRY.MILESTONES.items()}  # function -> file
 STRETCH_MODULES = tuple(dict.fromkeys(row.module for row in REGISTRY.MILESTONES.values()
                                       if row.number >= REGISTRY.FIRST_STRETCH))  # fmt: skip
+# Optional milestones that call the scoring (reflection_groups: relevance_score) run on the
+# reference's, answered by the parent for the case's own memories (oracle.py), as the
+# retriever does: a Milestone 2 mistake costs only Milestone 2.
+ON_REFERENCE_SCORING = ("reflection",)
 
 
 @dataclass
@@ -411,9 +415,15 @@ def runs(cells, folders: dict[str, Path], budget: Budget) -> tuple[list[Outcome]
 
     both = ["scoring", "retriever"]
     scoring = run(part("scoring", False), own, ["scoring"], mine, budget)
-    stretch = []  # the optional milestones: each file alone, on the learner's own folder
-    for module in STRETCH_MODULES:
-        stretch += run(part(module, False) + part(module, True), own, [module], mine, budget)
+
+    def optional(hidden: bool) -> list[Outcome]:  # each file alone, on the learner's own folder
+        outcomes = []
+        for module in STRETCH_MODULES:
+            proxy = module in ON_REFERENCE_SCORING
+            outcomes += run(part(module, hidden), own, [module], mine, budget, proxy=proxy)
+        return outcomes
+
+    stretch = optional(hidden=False)
     retriever = run(part("retriever", False), reference, ["retriever"], theirs, budget, proxy=True)
     hint_text, with_own, public_retriever = "", None, list(retriever)
     if any(o.score == 0 for o in scoring) and any(o.score for o in retriever):
@@ -422,6 +432,7 @@ def runs(cells, folders: dict[str, Path], budget: Budget) -> tuple[list[Outcome]
     public_scoring = list(scoring)
     scoring += run(part("scoring", True), own, ["scoring"], mine, budget)
     retriever += run(part("retriever", True), reference, ["retriever"], theirs, budget, proxy=True)
+    stretch += optional(hidden=True)  # in fresh workers too, after every public case
     if with_own is not None:
         hint_text = hint(with_own, public_retriever, public_scoring, retriever)
     order = {cell.id: index for index, cell in enumerate(cells)}

@@ -95,6 +95,15 @@ def _table(value) -> dict | None:
     return None if None in numbers.values() else numbers
 
 
+def _memories_in(request: dict) -> list[dict]:
+    """The {"memory": fields} of an optional milestone's request (its first argument)."""
+    args = request.get("args") if "module" in request else None
+    first = args[0] if isinstance(args, list) and args else None
+    if not isinstance(first, list):
+        return []
+    return [m for m in first if isinstance(m, dict) and isinstance(m.get("memory"), dict)]
+
+
 class Oracle:
     """The reference's answers for one case of the Milestone 4 or 5 run (one request)."""
 
@@ -112,7 +121,10 @@ class Oracle:
             *([request["half_lives"]] if "half_lives" in request else []),
         ]
         self.weights = [list(WEIGHTS), *([request["weights"]] if "weights" in request else [])]
-        self.calls = CALLS_PER_MEMORY * (len(memories) + 1)
+        # an optional milestone's memories (reflection_groups): relevance between any two
+        self.pairwise = [_vector(m["memory"].get("embedding")) for m in _memories_in(request)]
+        self.vectors += [v for v in self.pairwise if v is not None]
+        self.calls = CALLS_PER_MEMORY * (len(memories) + len(self.pairwise) + 1)
         self.signals = self._signals()
         self.request = request
 
@@ -144,6 +156,10 @@ class Oracle:
                 answers[call_key(call, PARAMETERS)] = value
             return value
 
+        for one in self.pairwise:  # reflection_groups compares each memory with the others
+            for other in self.pairwise:
+                if one is not None and other is not None:
+                    ask("relevance_score", one, other)
         query, now = self.request.get("query", []), self.request.get("now")
         rate, weights = self.rates[-1], self.weights[-1]  # the case's own, else the defaults
         table = self.request.get("half_lives")  # Milestone 5: recency by each memory's kind
@@ -191,7 +207,8 @@ class Oracle:
                 _same_vector(vector, v) for v in self.vectors
             ):
                 return [query, vector]
-            return None
+            pair = [any(_same_vector(u, v) for v in self.pairwise) for u in (query, vector)]
+            return [query, vector] if all(pair) else None
         if name == "importance_score":
             rating = _number(given["importance"])
             return [rating] if rating is not None and self._among(rating, self.ratings) else None

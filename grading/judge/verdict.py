@@ -35,7 +35,7 @@ from grading.markers import HIDDEN, regions
 from grading.points import points
 
 sys.path.insert(0, str(ROOT / "code"))  # the instructor's checks; never a submission's
-from grading.judge import values  # after code/ is on the path
+from grading.judge import objects, values  # after code/ is on the path
 from teaching.checks import (
     VALUE_MISTAKES,
     core,
@@ -47,6 +47,8 @@ from teaching.checks import m4_retriever as m4
 from teaching.checks import m5_kinds as m5
 from teaching.checks import m6_importance_parsing as m6
 from teaching.checks import m7_forgetting as m7
+from teaching.checks import m8_reflection as m8
+from teaching.checks import m9_persistence as m9
 
 CLOSE = core.TOLERANCE  # relative 1e-6 (absolute 1e-9 near 0), as the notebooks' checks
 ERRORS = {n for n in dir(builtins) if isinstance(getattr(builtins, n), type)
@@ -71,6 +73,10 @@ PUBLIC = {
     # optional milestones (stretch points): plain values, judged by grading/judge/values.py
     "check_parse_importance": m6.CASES,
     "check_should_forget": m7.CASES,
+    # memories in or out: judged by grading/judge/objects.py
+    "check_reflection_groups": m8.CASES,
+    "check_memory_to_record": m9.TO_RECORD_CASES,
+    "check_memory_from_record": m9.FROM_RECORD_CASES,
 }
 RANKS = "rank_memories"  # the one scenario function that returns rows and refreshes nothing
 TOP_SIGNALS = (0.8, 0.995, 0.5, 2.295)  # the top row 'b' of the notebook's own store
@@ -110,11 +116,16 @@ def hidden_cases(cell_id: str) -> list:
         "run_cases": lambda name, cases, function=None: collected.extend(cases),
         "run_scenario": lambda scenario, function=None: collected.append(scenario),
         "run_kind_scenario": lambda scenario, function=None: collected.append(scenario),
+        "run_reflection_cases": lambda cases, function=None: collected.extend(cases),
+        "run_persistence_cases": lambda name, cases, function=None: collected.extend(cases),
         "Case": core.Case,
         "Scenario": m4.Scenario,
         "KindScenario": m5.KindScenario,
         "case": m7.case,
         "episode": m7.episode,
+        "row": m8.row,
+        "fields": m9.fields,
+        "refused": m9.refused,
         "SUPERSEDED": m4.SUPERSEDED,
         "CREATED_AT": m4.CREATED_AT,
         "print": lambda *args, **kwargs: None,
@@ -150,6 +161,8 @@ def _plain(value):
 
 
 def request(cell: Cell, case) -> dict:
+    if cell.function in objects.FUNCTIONS:
+        return objects.request(cell, case)
     if cell.function in VALUE_MISTAKES:
         return values.request(cell, case)
     if isinstance(case, core.Case):
@@ -345,7 +358,9 @@ def _scenario_message(cell, call, scenario, got, hint, where) -> str:
 def run_cell(cell: Cell, ask, files: Files, stop_early: bool = True) -> Outcome:
     """Send every case of `cell` to `ask` (a worker's), judge the replies."""
     outcome = Outcome(cell)
-    if cell.function in VALUE_MISTAKES:  # an optional milestone's plain values
+    if cell.function in objects.FUNCTIONS:  # memories in or out (optional Milestones 8, 9)
+        outcome.message = objects.judge_objects(cell, ask, files, failure) or ""
+    elif cell.function in VALUE_MISTAKES:  # an optional milestone's plain values
         replies = []
         for case in cell.cases:
             reply = ask(request(cell, case))

@@ -8,7 +8,7 @@ in its feedback, no process, no kernel object, no memory taken from the host.
 
 from __future__ import annotations
 
-from grading.selfcheck.mistakes import EVERYTHING, SCORING, F, P, R, S, Submission
+from grading.selfcheck.mistakes import EVERYTHING, SCORING, F, G, J, P, R, S, Submission
 
 # Attacks on the grader: each is the untouched student edition (worth 0) plus hostile code
 # run when code/scoring.py is imported or called. Any point it scores is a point stolen.
@@ -347,7 +347,7 @@ KEYRING_FIRST = Submission(
     "attack-keyring-1-stores-the-reference",
     frozenset(SCORING),
     "",
-    solved=(R, P, F),
+    solved=(R, P, F, G, J),
     attack=HEADER + KEY_READER,
     retriever_attack=HEADER + KEY_WRITER,
 )
@@ -384,6 +384,6 @@ RESUBMITTED = Submission(
     "attack-resubmit-after-crash",
     frozenset(SCORING),
     "",
-    solved=(R, P, F),
+    solved=(R, P, F, G, J),
     attack=HEADER + "os._exit(0)\n",
 )

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 S, R = "code/scoring.py", "code/retriever.py"
 P, F = "code/importance_parsing.py", "code/forgetting_rule.py"  # optional Milestones 6, 7
+G, J = "code/reflection.py", "code/persistence.py"  # optional Milestones 8, 9
 
 RECENCY = {"check_recency_score", "check_recency_score_hidden"}
 IMPORTANCE = {"check_importance_score", "check_importance_score_hidden"}
@@ -27,7 +28,12 @@ SCORING = RECENCY | IMPORTANCE | RELEVANCE | RETRIEVAL_SCORE | KIND_RECENCY  # c
 RETRIEVER = MILESTONE_4 | RETRIEVE_BY_KIND  # code/retriever.py, graded on the reference scoring
 PARSE = {"check_parse_importance", "check_parse_importance_hidden"}
 FORGET = {"check_should_forget", "check_should_forget_hidden"}
-STRETCH = PARSE | FORGET  # the optional milestones: one file each, graded on its own
+REFLECT = {"check_reflection_groups", "check_reflection_groups_hidden"}
+TO_RECORD = {"check_memory_to_record", "check_memory_to_record_hidden"}
+FROM_RECORD = {"check_memory_from_record", "check_memory_from_record_hidden"}
+# the optional milestones: one file each, graded on its own (reflection on the reference
+# scoring, as the retriever)
+STRETCH = PARSE | FORGET | REFLECT | TO_RECORD | FROM_RECORD
 EVERYTHING = SCORING | RETRIEVER | STRETCH
 
 
@@ -38,7 +44,7 @@ class Submission:
     name: str
     breaks: frozenset[str]
     says: str  # a phrase the feedback must contain ("" when nothing fails)
-    solved: tuple[str, ...] = (S, R, P, F)  # files taken from the reference solution
+    solved: tuple[str, ...] = (S, R, P, F, G, J)  # files taken from the reference solution
     edits: tuple[tuple[str, str, str], ...] = ()  # (file, old text, new text)
     delete: tuple[str, ...] = ()
     extra: dict[str, str] = field(default_factory=dict)  # file: new content, not graded
@@ -66,7 +72,7 @@ SUBMISSIONS = [
         "milestones-1-2-only",
         frozenset(RETRIEVAL_SCORE | RETRIEVER),
         "not implemented yet",
-        solved=(S, P, F),
+        solved=(S, P, F, G, J),
         edits=((S, "    w_rel, w_rec, w_imp = weights\n", STUB),),
     ),
     wrong(
@@ -252,7 +258,7 @@ SUBMISSIONS = [
         "scoring-deleted",
         frozenset(SCORING),
         "is missing",
-        solved=(R, P, F),
+        solved=(R, P, F, G, J),
         delete=(S,),
     ),
     Submission(
@@ -311,6 +317,30 @@ SUBMISSIONS = [
         "",
         FORGET,
         "only episodes (kind 'episodic') may go",
+    ),
+    wrong(
+        "reflection-groups-facts-too",
+        G,
+        'if episode.kind != "episodic" or episode.superseded_by is not None:',
+        "if episode.superseded_by is not None:",
+        REFLECT,
+        "a fact or a skill joined a group",
+    ),
+    wrong(
+        "to-record-rounds-floats",
+        J,
+        'record["embedding"] = [float(x) for x in memory.embedding]',
+        'record["embedding"] = [round(float(x), 4) for x in memory.embedding]',
+        TO_RECORD,
+        "a number lost digits",
+    ),
+    wrong(
+        "from-record-any-user",
+        J,
+        '    elif record["user_id"] != user_id:\n',
+        "    elif False:  # every user's records are welcome\n",
+        FROM_RECORD,
+        "a record of another user was accepted",
     ),
     Submission(
         "checks-and-check-cells-edited",

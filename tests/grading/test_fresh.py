@@ -16,9 +16,12 @@ import pytest
 
 import forgetting_rule
 import importance_parsing
+import persistence
+import reflection
 import retriever
 import scoring
 from grading.judge.fresh import VARIANTS, fresh_cells, mistaken, seeded
+from grading.judge.objects import FUNCTIONS as OBJECTS
 from grading.judge.verdict import CELLS, RANKS, TOP_SIGNALS, request, run_cell
 from grading.layout import ROOT
 from teaching.checks import VALUE_MISTAKES
@@ -36,6 +39,7 @@ def asker():
     worker.LEARNER = str(ROOT / "code")
     worker.MODULES.update(scoring=scoring, retriever=retriever)
     worker.MODULES.update(importance_parsing=importance_parsing, forgetting_rule=forgetting_rule)
+    worker.MODULES.update(reflection=reflection, persistence=persistence)
     return lambda req: json.loads(json.dumps(worker.answer(json.loads(json.dumps(req)))))
 
 
@@ -66,7 +70,7 @@ def test_every_grading_of_the_same_submission_draws_new_inputs_hidden_ones_too()
     hidden = [(n, one, two) for n, one, two in zip(CELLS, first, second) if n.hidden]
     changed = [sent(one) != sent(two) for _, one, two in hidden]
     # subtle: a cell of three whole ratings can draw the same by chance (1 in thousands)
-    assert len(hidden) == 9 and sum(changed) >= len(hidden) - 1, changed  # 7 core, 2 optional
+    assert len(hidden) == 12 and sum(changed) >= len(hidden) - 1, changed  # 7 core, 5 optional
     assert all(sent(one) != sent(notebook) for notebook, one, _ in hidden)
 
 
@@ -77,6 +81,16 @@ def test_a_table_of_the_notebook_answers_fails_every_fresh_public_cell():
             key = json.dumps(request(cell, case), sort_keys=True)
             if cell.function in VALUE_MISTAKES:  # an optional milestone's plain value
                 table[key] = {"json": case.expected}
+                continue
+            if cell.function in OBJECTS:  # groups, a record, a memory or a refusal
+                want = case.expected
+                if isinstance(want, dict) and "raises" in want:
+                    message = " ".join(want["naming"])
+                    table[key] = {"error": want["raises"], "bases": [want["raises"]],
+                                  "message": message}  # fmt: skip
+                else:
+                    memory = cell.function == "memory_from_record"
+                    table[key] = {"json": {"memory": want} if memory else want}
                 continue
             if not hasattr(case, "ranking"):
                 table[key] = {"value": float(case.expected)}

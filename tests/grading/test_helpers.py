@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from grading.judge.grader import Collected, collect, grade, stage
+from grading.layout import LEARNER_FILES
 
 pytestmark = [
     pytest.mark.slow,
@@ -24,8 +25,8 @@ MYMATH = "def share_of_ten(rating: float) -> float:\n    return rating / 10.0\n"
 def reference(tmp_path: Path) -> Path:
     code = tmp_path / "ana" / "code"
     code.mkdir(parents=True)
-    for name in ("scoring.py", "retriever.py"):
-        shutil.copy(ROOT / "code" / name, code / name)
+    for name in LEARNER_FILES:  # the learner core and the optional milestones' files
+        shutil.copy(ROOT / name, code / Path(name).name)
     return code
 
 
@@ -42,7 +43,7 @@ def test_a_scoring_that_imports_its_own_helper_module_scores_full_marks(tmp_path
     future = "from __future__ import annotations\n"
     (code / "retriever.py").write_text(retriever.replace(future, future + "\nimport mymath\n"))
     graded = grade(code.parent)
-    assert (graded.core, graded.stretch) == (31, 8), [
+    assert (graded.core, graded.stretch) == (31, 16), [
         o.message for o in graded.outcomes if not o.score
     ]
 
@@ -57,6 +58,8 @@ def test_a_module_named_like_the_course_own_is_not_staged_and_the_course_one_is_
         "retriever.py",
         "importance_parsing.py",
         "forgetting_rule.py",
+        "reflection.py",
+        "persistence.py",
         "mymath.py",
     }
     assert grade(code.parent).core == 31

@@ -35,7 +35,7 @@ def test_the_export_counts_written_answers_apart_and_the_max_includes_them(tmp_p
                                          cell_type="markdown")  # fmt: skip
     write_gradebook(Graded("ana", [Outcome(c, score=float(c.points)) for c in CELLS]), tmp_path)
     row = write_csv(course=tmp_path).read_text().splitlines()[-1]
-    assert row == "ana,,5,6,4,8,8,4,4,31,8,0,39,0,39,47"  # written answers not graded yet: 0 of 8
+    assert row == "ana,,5,6,4,8,8,4,4,4,4,31,16,0,47,0,47,55"  # written answers not graded: 0 of 8
 
 
 def test_every_model_answer_line_is_a_secret_the_leak_check_looks_for():

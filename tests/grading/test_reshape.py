@@ -66,7 +66,7 @@ def test_a_written_cell_removed_after_submissions_keeps_every_other_hand_grade(
             grade.manual_score, grade.needs_manual_grade = score, False
             gradebook.find_comment(cell, "01_recency", ASSIGNMENT, "ana").manual_comment = comment
         gradebook.db.commit()
-    assert written(course)[2] == 47  # 31 core + 8 written + 8 stretch
+    assert written(course)[2] == 55  # 31 core + 8 written + 16 stretch
 
     changed = tmp_path / "notebooks"  # the instructor deletes one written question
     changed.mkdir()
@@ -93,8 +93,8 @@ def test_a_written_cell_removed_after_submissions_keeps_every_other_hand_grade(
     assert any(f"not put back (its cell is gone): ana 01_recency/{REMOVED}" in s for s in said)
     grades, comments, most = written(course)
     assert grades[KEPT] == 2.0 and comments[KEPT] == "kept" and REMOVED not in grades
-    assert most == 37
+    assert most == 53  # 31 core + 6 written left + 16 stretch
     with open(course / EXPORT, newline="") as file:
         row = next(csv.DictReader(file))
-    assert (row["written"], row["raw_score"], row["max_score"]) == ("2", "33", "37")
+    assert (row["written"], row["raw_score"], row["max_score"]) == ("2", "49", "53")
     assert list(course.glob("reshape-*.json"))  # the record of what was there

@@ -198,7 +198,7 @@ def test_the_whole_term_runs_in_nbgrader_tools_on_sandboxed_grades(term):
         31 - lost,
         0,
     )
-    assert (results[RIGHT].stretch, results[UNTOUCHED].stretch) == (8, 0)  # counted apart
+    assert (results[RIGHT].stretch, results[UNTOUCHED].stretch) == (16, 0)  # counted apart
 
     # The formgrader lists every student as autograded, with the sandboxed scores.
     api = term.api()
@@ -207,7 +207,7 @@ def test_the_whole_term_runs_in_nbgrader_tools_on_sandboxed_grades(term):
     for student, graded in results.items():
         assert listed[student]["autograded"] is True, student
         assert listed[student]["score"] == graded.total, student  # written answers: 0 so far
-        assert listed[student]["max_score"] == 47  # 31 core, 8 written, 8 stretch
+        assert listed[student]["max_score"] == 55  # 31 core, 8 written, 16 stretch
     assert listed[RIGHT]["needs_manual_grade"] is True  # the written answer waits
     assert listed[UNTOUCHED]["needs_manual_grade"] is False  # "No response.": nothing to read
     # ... and opens each student's notebooks as its SubmissionHandler does (its "formgrade"
@@ -239,7 +239,7 @@ def test_the_whole_term_runs_in_nbgrader_tools_on_sandboxed_grades(term):
     after = grades(term)
     assert after == before
     assert again[RIGHT].written["explain_last_access"]["comment"] == "Well put."
-    assert term.api().get_submission(ASSIGNMENT, RIGHT)["score"] == 33
+    assert term.api().get_submission(ASSIGNMENT, RIGHT)["score"] == 49  # 31 + 2 + 16
 
     # Late work: bo's timestamp.txt is after the due date; the course's plugin ("zero").
     from nbgrader.api import Gradebook
@@ -249,7 +249,7 @@ def test_the_whole_term_runs_in_nbgrader_tools_on_sandboxed_grades(term):
     with Gradebook(gradebook_url(term.course)) as gradebook:
         late = {s: gradebook.find_submission(ASSIGNMENT, s) for s in (RIGHT, SLIP, UNTOUCHED)}
         assert late[SLIP].total_seconds_late > 0
-        assert late[SLIP].late_submission_penalty == 31 - lost
+        assert late[SLIP].late_submission_penalty == 31 - lost + results[SLIP].stretch
         assert late[RIGHT].total_seconds_late == 0 == late[RIGHT].late_submission_penalty
 
     # Feedback reaches each student, keyed by their own secret.
@@ -260,7 +260,7 @@ def test_the_whole_term_runs_in_nbgrader_tools_on_sandboxed_grades(term):
         assert sorted(p.stem for p in pages) == sorted(nb.name for nb in GRADED), done.stderr
         text = next(p for p in pages if p.stem == "01_recency").read_text()
         assert f"{student}: <b>{results[student].core:g} / 31</b>" in text
-        assert f"counted apart): <b>{results[student].stretch:g} / 8</b>" in text
+        assert f"counted apart): <b>{results[student].stretch:g} / 16</b>" in text
     mine = term.root / "home" / RIGHT / ASSIGNMENT / "feedback"
     page = next(mine.rglob("01_recency.html")).read_text()
     assert "explain_last_access (written answer): 2 / 2" in page and "Well put." in page
@@ -275,10 +275,10 @@ def test_the_whole_term_runs_in_nbgrader_tools_on_sandboxed_grades(term):
     for student, row in ours.items():
         for column in ("raw_score", "late_submission_penalty", "score", "max_score"):
             assert float(row[column]) == float(theirs[student][column]), (student, column)
-        parts = [f"milestone_{n}" for n in range(1, 8)] + ["written"]
+        parts = [f"milestone_{n}" for n in range(1, 10)] + ["written"]
         assert sum(float(row[p]) for p in parts) == float(row["raw_score"])
         assert float(row["core"]) == sum(float(row[f"milestone_{n}"]) for n in range(1, 6))
-        assert float(row["stretch"]) == float(row["milestone_6"]) + float(row["milestone_7"])
+        assert float(row["stretch"]) == sum(float(row[f"milestone_{n}"]) for n in range(6, 10))
     assert float(ours[RIGHT]["written"]) == 2 and float(ours[SLIP]["score"]) == 0
 
 
