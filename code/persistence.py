@@ -115,10 +115,9 @@ def memory_from_record(record: dict, user_id: str) -> Memory:
     elif extra:
         problem = f"the record has unknown field(s) {', '.join(map(str, extra))}"
     elif record["user_id"] != user_id:
-        problem = (
-            f"the record of memory {record['id']!r} belongs to user {record['user_id']!r}, "
-            f"not {user_id!r}: a store holds one user's memories"
-        )
+        owner = record["user_id"]
+        problem = f"the record of memory {record['id']!r} belongs to user {owner!r}, "
+        problem += f"not {user_id!r}: a store holds one user's memories"
     if problem is not None:
         raise ValueError(problem)
     values = {name: record[name] for name in RECORD_FIELDS if name != "last_accessed"}

@@ -130,6 +130,24 @@ def test_recall_on_the_shortlist_is_retrieve_over_the_whole_store(tmp_path_facto
     ours.close()
 
 
+def vectorised_written() -> bool:
+    """Whether the learner's retrieval_scores (notebook 09's exercise) is written yet."""
+    try:
+        scoring.retrieval_scores(np.zeros(1), NOW, np.full(1, NOW), np.ones(1))
+    except NotImplementedError:
+        return False
+    return True
+
+
+# the shortlist stands on the learner's vectorised score; before it, recall falls back
+# to retrieve over the whole store (tested below), and these wait
+needs_vectorised = pytest.mark.skipif(
+    not vectorised_written(),
+    reason="waits for you: retrieval_scores is not implemented yet (code/scoring.py, "
+    "notebook 09's exercise)",
+)
+
+
 @pytest.fixture
 def store(tmp_path):
     store = PersistentMemoryStore(tmp_path / "store.sqlite3", "u")
@@ -151,6 +169,7 @@ def store(tmp_path):
     store.close()
 
 
+@needs_vectorised
 def test_the_shortlist_is_a_few_memories_and_the_arrays_keep_the_word_half_sparse(store):
     query = [*np.ones(8), *np.eye(40)[3]]
     ids = shortlist_ids(store, query, NOW, k=3)
@@ -160,6 +179,7 @@ def test_the_shortlist_is_a_few_memories_and_the_arrays_keep_the_word_half_spars
     assert len(matrix.sp_vals) == 300  # one word each, not 40 numbers each
 
 
+@needs_vectorised
 def test_an_unsaved_touch_in_this_process_is_ranked_as_iterating_the_store_shows_it(store):
     query, weights = [*np.ones(8), *np.eye(40)[3]], (0.0, 1.0, 1.0)  # recency and importance
     assert shortlist_ids(store, query, NOW, k=1, weights=weights) == ["m9"]  # built now
@@ -184,6 +204,7 @@ def test_while_retrieval_scores_is_not_written_the_whole_store_is_ranked(store, 
     assert {m.id for m in store if m.last_accessed == NOW} >= set(want)
 
 
+@needs_vectorised
 def test_a_memory_another_process_writes_is_seen_without_reopening(store):
     query = [*np.full(8, -1.0), *np.eye(40)[39]]
     assert shortlist_ids(store, query, NOW, k=1)  # the arrays are built now

@@ -54,11 +54,19 @@ SQL_TEXT_SLIPS = {  # the reference's SQL with one thing changed, as a learner m
 }
 
 
+def learners_sql(*args, **kwargs) -> str:
+    """The learner's own score_sql: the SQL slips are edits of it (a test waits for it)."""
+    try:
+        return exercises.score_sql(*args, **kwargs)
+    except NotImplementedError as error:  # the student edition, before notebook 10's exercise
+        pytest.skip(f"waits for you: {str(error).splitlines()[0] or 'score_sql (notebook 10)'}")
+
+
 def slips_of(name):
     _, models = CHECKS[name]
     if name == "score_sql":
         return [
-            (lambda *a, _p=p, _r=r, **k: re.sub(_p, _r, exercises.score_sql(*a, **k)), said)
+            (lambda *a, _p=p, _r=r, **k: re.sub(_p, _r, learners_sql(*a, **k)), said)
             for (p, r), said in SQL_TEXT_SLIPS.values()
         ]
     return [(slip.model, slip.what) for slip in models]
