@@ -44,7 +44,7 @@ if str(ROOT / "code") not in sys.path:
 import retriever as reference_retriever
 import scoring as reference
 from base.defaults import DECAY_RATE, HALF_LIVES
-from grading.judge.verdict import MISTAKES, RANKS, Cell
+from grading.judge.verdict import CELLS, MISTAKES, RANKS, Cell
 from teaching.checks import core
 from teaching.checks import m4_retriever as m4
 from teaching.checks import m5_kinds as m5
@@ -321,11 +321,26 @@ def _recency(case: Case, rng: random.Random):
     return (NOW, NOW - hours * HOUR), kwargs, call
 
 
+# The instructor's hidden ratings: a public draw never lands on one, so no public "got"
+# line in the feedback equals what a hidden case of the notebook was written with.
+HIDDEN_RATINGS = {
+    case.args[0]
+    for cell in CELLS
+    if cell.hidden and cell.function == "importance_score"
+    for case in cell.cases
+}
+
+
 def _importance(case: Case, rng: random.Random):
     rating = case.args[0]
     if rating not in (1, 10):  # the ends of the scale are kept
-        whole = rng.randint(2, 9)
-        rating = whole if float(rating).is_integer() else whole + rng.choice((0.25, 0.5, 0.75))
+        choices = [
+            whole + part
+            for whole in range(2, 10)
+            for part in ((0,) if float(rating).is_integer() else (0.25, 0.5, 0.75))
+        ]
+        fresh = [value for value in choices if value not in HIDDEN_RATINGS] or choices
+        rating = rng.choice(fresh)
     return (rating,), {}, f"importance_score({rating!r})"
 
 

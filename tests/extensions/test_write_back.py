@@ -79,6 +79,7 @@ def test_importance_is_rated_unless_it_is_given():
 
 
 @pytest.mark.slow  # imports litellm
+@pytest.mark.needs_milestones(6)  # the model's rating is read by optional Milestone 6
 def test_a_real_model_classifies_in_one_call_and_a_reply_without_a_kind_falls_back():
     said = classify_turn(
         "I drive a Honda", "gpt-4o-mini", mock_response="Kind: semantic\nImportance: 6"

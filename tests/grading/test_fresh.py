@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import json
+import random
 
 import pytest
 
@@ -130,3 +131,18 @@ def test_named_store_mistakes_are_still_named_on_fresh_stores(cell_id):
         reply = {"shape": None, "ids": list(ids), "accessed": accessed, "signals": [0.0] * 4}
         one = dataclasses.replace(cell, cases=[scenario])
         assert label in run_cell(one, lambda req, reply=reply: reply, {}).message
+
+
+def test_a_public_rating_is_never_drawn_onto_a_hidden_one():
+    # an echo of a public input in the feedback must not equal a notebook's hidden input
+    from grading.judge import fresh
+    from teaching.checks.core import Case
+
+    assert fresh.HIDDEN_RATINGS  # the notebook's hidden cells were read
+    rng = random.Random(7)
+    drawn = {
+        fresh._importance(Case((rating,), None), rng)[0][0]
+        for rating in (2.5, 4, 7.25)
+        for _ in range(200)
+    }
+    assert len(drawn) > 20 and not drawn & fresh.HIDDEN_RATINGS
