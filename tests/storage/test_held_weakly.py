@@ -19,8 +19,15 @@ def test_a_whole_store_scan_keeps_no_memory_alive_and_an_unsaved_change_is_kept(
         )
     store = PersistentMemoryStore(path, "u")
     seen = [weakref.ref(memory) for memory in store]
-    store.get("m7").importance = 9  # changed in place, the memory dropped at once
-    store.get("m8").metadata["x"] = 1  # the same through its metadata
+    # (a collection during the scan may already have freed m7 and m8: get() then reads
+    # them again, so the memories changed below are watched as well)
+    changed = store.get("m7")
+    changed.importance = 9  # changed in place, the memory dropped at once
+    seen.append(weakref.ref(changed))
+    changed = store.get("m8")
+    changed.metadata["x"] = 1  # the same through its metadata
+    seen.append(weakref.ref(changed))
+    del changed
     gc.collect()
     alive = {ref().id for ref in seen if ref() is not None}
     assert alive == {"m7", "m8"}  # held until saved, nothing else
