@@ -104,6 +104,16 @@ class MemoryCgroup:
         except (OSError, ValueError):
             return None
 
+    def oom_kills(self) -> int | None:
+        """How many of the worker's processes the kernel's OOM killer ended at the cap."""
+        name = "memory.oom_control" if self.version == "v1" else "memory.events"
+        try:
+            lines = (self.folder / name).read_text().splitlines()
+        except OSError:
+            return None
+        counts = dict(line.split() for line in lines if len(line.split()) == 2)
+        return int(counts["oom_kill"]) if "oom_kill" in counts else None
+
     def remove(self) -> None:
         """rmdir, once the killed processes have gone (the kernel refuses it before)."""
         for _ in range(200):
