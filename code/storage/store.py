@@ -101,8 +101,9 @@ class DatabaseStore(MemoryStore):
         if embedding_model is not None:
             check_name(embedding_model, "embedding_model")
         # subtle: held weakly, so a scan over every memory keeps none of them alive; a memory
-        # with unsaved changes is held by _dirty (and a block's journal) until it is saved
-        self._memories = weakref.WeakValueDictionary()
+        # with unsaved changes is held by _dirty (and a block's journal) until it is saved.
+        # When a memory dies, what was kept of it (its row's values, vector included) goes too.
+        self._memories = _HeldWeakly(weakref.WeakMethod(self._let_go))
         self._saved: dict[str, tuple] = {}  # id -> the FIELDS values of its row, as last read
         self._versions: dict[str, object] = {}  # id -> its row's version then (None: unknown)
         self._dirty: dict[str, Memory] = {}  # memories assigned a field since their last save
@@ -232,6 +233,12 @@ class DatabaseStore(MemoryStore):
             self._dirty[memory.id] = memory  # its fields are as before: save() compares
         elif memory.id not in self._memories:
             self._forget(memory.id)
+
+    def _let_go(self, memory_id: str) -> None:
+        """`memory_id`'s memory died (nobody refers to it): its row's values are not kept."""
+        if memory_id not in self._memories and memory_id not in self._dirty:
+            self._saved.pop(memory_id, None)
+            self._versions.pop(memory_id, None)
 
     def _forget(self, memory_id: str) -> None:
         """Stop holding `memory_id` (gone from the database): never recalled or saved again."""
@@ -1031,6 +1038,25 @@ def _packed(counts) -> bytes:
     import numpy as np
 
     return np.asarray(counts, dtype="<i4").tobytes()
+
+
+class _HeldWeakly(weakref.WeakValueDictionary):
+    """id -> memory, held weakly, calling `let_go(id)` (a weak method) when a memory dies."""
+
+    def __init__(self, let_go: weakref.WeakMethod) -> None:
+        super().__init__()
+        # subtle: every entry's weak reference calls self._remove when its memory dies (the
+        # dictionary's own clean-up); wrapped, so the store drops its snapshot at that moment
+        # instead of at the next prune (a whole-store scan would keep every vector until then)
+        remove = self._remove
+
+        def removed(ref, remove=remove, let_go=let_go):
+            remove(ref)
+            store_let_go = let_go()
+            if store_let_go is not None:
+                store_let_go(ref.key)
+
+        self._remove = removed
 
 
 class _Rows(Mapping):

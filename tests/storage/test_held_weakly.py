@@ -36,3 +36,27 @@ def test_a_whole_store_scan_keeps_no_memory_alive_and_an_unsaved_change_is_kept(
     store.close()
     with PersistentMemoryStore(path, "u") as again:
         assert again.get("m7").importance == 9 and again.get("m8").metadata == {"x": 1}
+
+
+def test_what_was_kept_of_a_memory_goes_when_the_memory_does(tmp_path):
+    # the learner's ranking holds every memory at once, so no prune during the scan can drop
+    # anything: each memory's row values (its vector too) must go when the memory itself does
+    path = tmp_path / "store.sqlite3"
+    with PersistentMemoryStore(path, "u") as store:
+        store.extend(
+            Memory(f"m{i}", f"note {i}", created_at=NOW, embedding=[1.0, float(i)])
+            for i in range(300)
+        )
+    store = PersistentMemoryStore(path, "u")
+    everything = list(store)
+    everything[3].importance = 9  # changed in place: kept until saved
+    kept = everything[5]
+    del everything
+    gc.collect()
+    assert set(store._saved) == set(store._versions) == {"m3", "m5"}
+    assert store.save() == 1
+    gc.collect()
+    assert set(store._saved) == {"m5"} and kept.id == "m5"
+    store.close()
+    with PersistentMemoryStore(path, "u") as again:
+        assert again.get("m3").importance == 9
