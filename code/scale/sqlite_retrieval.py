@@ -48,6 +48,7 @@ from base.unwritten import runs_on_learner_code
 from base.validation import as_timestamp, check_decay_rate, check_k, check_weights
 from memory_store import Memory
 from scale.matrix_scoring import (
+    SAFE_MAGNITUDE,
     Query,
     Shortlist,
     error_bound,
@@ -58,8 +59,15 @@ from scale.matrix_scoring import (
 from storage.rows import FIELDS
 from storage.sqlite_store import PersistentMemoryStore
 
+CHUNK = 2_000  # rows converted at a time: 2,000 x 2,000 float32s is 16 MB
 DENSE_SHARE = 0.25  # a position non-zero in more than this share of memories is kept dense
 SMALL = ("seq", "id", "checksum", "last_accessed", "importance", "superseded_by IS NULL")
+
+# every finite float32 (2**-149 to 3.4e38 in size) is within SAFE_MAGNITUDE: a vector stored
+# as float32s needs only a check that it is finite
+FLOAT32_SAFE = (
+    SAFE_MAGNITUDE[0] <= 2.0**-149 <= float(np.finfo(np.float32).max) <= SAFE_MAGNITUDE[1]
+)
 
 _MATRICES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # store -> FileMatrix
 
@@ -82,56 +90,108 @@ class FileMatrix:
         return id(db), version, db.total_changes
 
     def _small_rows(self) -> list[tuple]:
-        with self.store._transaction(read_only=True):
-            return self.store._run(
-                f"SELECT {', '.join(SMALL)} FROM memories WHERE user_id = ? ORDER BY seq",
-                (self.store.user_id,),
-            ).fetchall()
+        return self.store._run(
+            f"SELECT {', '.join(SMALL)} FROM memories WHERE user_id = ? ORDER BY seq",
+            (self.store.user_id,),
+        ).fetchall()
 
     def _blobs(self, seqs) -> dict[int, bytes]:
         """{seq: the stored vector} of these rows (read a few hundred at a time)."""
         found, seqs = {}, [int(seq) for seq in seqs]
-        with self.store._transaction(read_only=True):
-            for start in range(0, len(seqs), 500):
-                chunk = seqs[start : start + 500]
-                found.update(
-                    self.store._run(
-                        f"SELECT seq, embedding FROM memories WHERE user_id = ? AND seq IN "
-                        f"({', '.join('?' * len(chunk))})",
-                        (self.store.user_id, *chunk),
-                    ).fetchall()
-                )
+        for start in range(0, len(seqs), 500):
+            chunk = seqs[start : start + 500]
+            found.update(
+                self.store._run(
+                    f"SELECT seq, embedding FROM memories WHERE user_id = ? AND seq IN "
+                    f"({', '.join('?' * len(chunk))})",
+                    (self.store.user_id, *chunk),
+                ).fetchall()
+            )
         return found
+
+    def rebuild(self) -> None:
+        """Every array from the file (on first use, and when rows were renumbered).
+
+        One read of the user's rows in the file's order (seq is the rowid: no sort), CHUNK
+        rows at a time, each chunk's vectors converted at once.
+        """
+        self.stamp = self._stamp()
+        self.dimension = self.store.dimension
+        dim, store = self.dimension or 1, self.store
+        rows, hashes, trusted, parts = [], [], [], []
+        with store._transaction(read_only=True):
+            (n,) = store._run(
+                "SELECT count(*) FROM memories WHERE user_id = ?", (store.user_id,)
+            ).fetchone()
+            cursor = store._run(
+                f"SELECT {', '.join(SMALL)}, embedding FROM memories NOT INDEXED "
+                "WHERE user_id = ? ORDER BY seq",
+                (store.user_id,),
+            )
+            while chunk := cursor.fetchmany(CHUNK):
+                blobs = [row[-1] for row in chunk]
+                block, ok = self._block(blobs)
+                if not rows:  # the first chunk decides which positions are dense
+                    share = (block != 0).mean(axis=0)
+                    self.dense_at = np.flatnonzero(share > DENSE_SHARE)
+                    self.sparse_at = np.setdiff1d(np.arange(dim), self.dense_at)
+                    self.dense = np.zeros((n, len(self.dense_at)), dtype=np.float32)
+                at = len(rows)
+                rows.extend(row[:-1] for row in chunk)
+                if len(rows) > n:  # pragma: no cover - one read transaction: cannot happen
+                    raise RuntimeError("the user's rows changed during one read transaction")
+                dense, r, c, v = self._unit(block)
+                self.dense[at : len(rows)] = dense
+                parts.append((r + at, c, v))
+                hashes.extend(map(hash, blobs))
+                trusted.append(ok)
+        if not rows:  # no memories yet: every position dense
+            self.dense_at, self.sparse_at = np.arange(dim), np.zeros(0, np.int64)
+            self.dense = np.zeros((0, dim), dtype=np.float32)
+        self.dense = self.dense[: len(rows)]
+        self._set_small(rows)
+        self.trusted = np.concatenate(trusted) if trusted else np.ones(0, dtype=bool)
+        self.blob_hash = np.array(hashes, dtype=np.int64)
+        self.sp_rows = np.concatenate([p[0] for p in parts] or [[]]).astype(np.int32)
+        self.sp_cols = np.concatenate([p[1] for p in parts] or [[]]).astype(np.int32)
+        self.sp_vals = np.concatenate([p[2] for p in parts] or [[]]).astype(np.float32)
+
+    def _block(self, blobs: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+        """(these stored vectors as rows, which rows the error bound covers); a row it does not
+        cover (a value too large or small, or not finite) is all zeros and always shortlisted."""
+        dim = self.dimension or 1
+        if all(len(blob) == 4 * dim for blob in blobs):  # float32s, as the store packs them
+            block = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), dim)
+            if FLOAT32_SAFE:
+                ok = np.isfinite(block).all(axis=1)
+            else:  # pragma: no cover - SAFE_MAGNITUDE holds every finite float32 today
+                ok = np.array([magnitudes_ok(row) for row in block], dtype=bool)
+        else:
+            block = np.array([self._vector(blob) for blob in blobs]).reshape(-1, dim)
+            ok = np.array([magnitudes_ok(row) for row in block], dtype=bool)
+        if not ok.all():
+            block = np.where(ok[:, None], block, 0)
+        return block, ok
+
+    def _unit(self, block: np.ndarray):
+        """Rows of `block` scaled to length 1 (norms in float64, then rounded to float32 once):
+        (the dense columns, and rows, columns, values of the non-zero sparse ones)."""
+        dense = block[:, self.dense_at].astype(np.float64)
+        rest = block[:, self.sparse_at]  # a copy: contiguous, so one flat pass finds its entries
+        flat = np.flatnonzero(rest)
+        r, c = np.divmod(flat, max(rest.shape[1], 1))
+        values = rest.ravel()[flat].astype(np.float64)
+        squares = np.einsum("ij,ij->i", dense, dense)
+        squares += np.bincount(r, weights=values * values, minlength=len(block))
+        norms = np.sqrt(squares)
+        scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+        dense = (dense * scale[:, None]).astype(np.float32)
+        values = (values * scale[r]).astype(np.float32)
+        return dense, r, self.sparse_at[c], values
 
     def _vector(self, blob: bytes) -> np.ndarray:
         dtype = "<f4" if len(blob) == 4 * self.dimension else "<f8"
         return np.frombuffer(blob, dtype=dtype).astype(np.float64)
-
-    def rebuild(self) -> None:
-        """Every array from the file (on first use, and when rows were renumbered)."""
-        self.stamp = self._stamp()
-        self.dimension = self.store.dimension
-        rows = self._small_rows()
-        self._set_small(rows)
-        n, dim = len(rows), self.dimension or 1
-        self.trusted = np.ones(n, dtype=bool)
-        self.blob_hash = np.zeros(n, dtype=np.int64)
-        self.dense_at = None
-        chunk = 2_000  # rows converted at a time: 2,000 x 2,000 float64s is 32 MB
-        for start in range(0, max(n, 1), chunk):
-            at = np.arange(start, min(n, start + chunk))
-            blobs = self._blobs(self.seq[at])
-            block = np.array([self._vector(blobs[int(s)]) for s in self.seq[at]]).reshape(-1, dim)
-            if self.dense_at is None:  # the first chunk decides which positions are dense
-                share = (block != 0).mean(axis=0) if len(block) else np.ones(dim)
-                self.dense_at = np.flatnonzero(share > DENSE_SHARE)
-                self.sparse_at = np.setdiff1d(np.arange(dim), self.dense_at)
-                self.dense = np.zeros((n, len(self.dense_at)), dtype=np.float32)
-                self.sp_rows = np.zeros(0, np.int32)
-                self.sp_cols = np.zeros(0, np.int32)
-                self.sp_vals = np.zeros(0, np.float32)
-            self.blob_hash[at] = [hash(blobs[int(s)]) for s in self.seq[at]]
-            self._put(at, block)
 
     def _set_small(self, rows) -> None:
         self.seq = np.array([row[0] for row in rows], dtype=np.int64)
@@ -142,21 +202,15 @@ class FileMatrix:
         self.importance = np.array([row[4] for row in rows], dtype=np.float64)
         self.live = np.array([bool(row[5]) for row in rows], dtype=bool)
 
-    def _put(self, at: np.ndarray, block: np.ndarray) -> None:
-        """Rows `at` (replaced, or new at the end) take the unit float32 rows of `block`."""
-        ok = np.array([magnitudes_ok(row) for row in block], dtype=bool)
-        self.trusted[at] = ok  # a vector the bound does not cover is always shortlisted
-        block = np.where(ok[:, None], block, 0.0)
-        norms = np.sqrt(np.einsum("ij,ij->i", block, block))[:, None]
-        unit = np.divide(block, norms, out=np.zeros_like(block), where=norms > 0)
-        unit = unit.astype(np.float32)
-        self.dense[at] = unit[:, self.dense_at]
-        rest = unit[:, self.sparse_at]
-        r, c = np.nonzero(rest)
+    def _put(self, at: np.ndarray, blobs: list[bytes]) -> None:
+        """Rows `at` (replaced, or new at the end) take the unit float32 rows of `blobs`."""
+        block, self.trusted[at] = self._block(blobs)
+        dense, r, c, v = self._unit(block)
+        self.dense[at] = dense
         keep = ~np.isin(self.sp_rows, at)  # a replaced row's old entries go
         self.sp_rows = np.concatenate([self.sp_rows[keep], at[r].astype(np.int32)])
-        self.sp_cols = np.concatenate([self.sp_cols[keep], self.sparse_at[c].astype(np.int32)])
-        self.sp_vals = np.concatenate([self.sp_vals[keep], rest[r, c]])
+        self.sp_cols = np.concatenate([self.sp_cols[keep], c.astype(np.int32)])
+        self.sp_vals = np.concatenate([self.sp_vals[keep], v])
 
     def in_step(self) -> None:
         """Bring the arrays up to the file: one read of the small columns if anything changed."""
@@ -166,6 +220,10 @@ class FileMatrix:
         stamp = self._stamp()
         if stamp == self.stamp:
             return
+        with self.store._transaction(read_only=True):  # the rows and their vectors: one read
+            self._follow(stamp)
+
+    def _follow(self, stamp) -> None:
         rows = self._small_rows()
         old = self.row_of
         kept = np.array([old[row[1]] for row in rows if row[1] in old], dtype=np.int64)
@@ -198,7 +256,7 @@ class FileMatrix:
         if at:
             at = np.array(at, dtype=np.int64)
             self.blob_hash[at] = [hash(blobs[rows[i][0]]) for i in at]
-            self._put(at, np.array([self._vector(blobs[rows[i][0]]) for i in at]))
+            self._put(at, [blobs[rows[i][0]] for i in at])
         self._set_small(rows)
         self.stamp = stamp
 
