@@ -60,6 +60,7 @@ from storage.rows import FIELDS
 from storage.sqlite_store import PersistentMemoryStore
 
 CHUNK = 2_000  # rows converted at a time: 2,000 x 2,000 float32s is 16 MB
+OWN_ROWS_READ = 500  # at most this many rows written here since: read those rows only
 DENSE_SHARE = 0.25  # a position non-zero in more than this share of memories is kept dense
 SMALL = ("seq", "id", "checksum", "last_accessed", "importance", "superseded_by IS NULL")
 
@@ -116,6 +117,7 @@ class FileMatrix:
         rows at a time, each chunk's vectors converted at once.
         """
         self.stamp = self._stamp()
+        self.mark, _ = self.store.rows_changed_since(None)
         self.dimension = self.store.dimension
         dim, store = self.dimension or 1, self.store
         rows, hashes, trusted, parts = [], [], [], []
@@ -218,12 +220,43 @@ class FileMatrix:
             self.rebuild()
             return
         stamp = self._stamp()
+        mark, ids = self.store.rows_changed_since(self.mark)
         if stamp == self.stamp:
+            self.mark = mark
             return
         with self.store._transaction(read_only=True):  # the rows and their vectors: one read
-            self._follow(stamp)
+            if stamp[:2] != self.stamp[:2] or not self._follow_own(ids):
+                self._follow()
+        self.stamp, self.mark = stamp, mark
 
-    def _follow(self, stamp) -> None:
+    def _follow_own(self, ids: list[str] | None) -> bool:
+        """Only this store object wrote since the arrays were in step (no other connection
+        committed: data_version), and it wrote the rows of `ids`: read those rows only.
+        False (nothing changed) when that cannot be done: rows added, removed or too many."""
+        if ids is None or len(ids) > OWN_ROWS_READ:
+            return False
+        ids = list(dict.fromkeys(ids))
+        if any(memory_id not in self.row_of for memory_id in ids):
+            return False  # a row added (or added again): read everything
+        rows = self.store._run(
+            f"SELECT {', '.join(SMALL)}, embedding FROM memories WHERE user_id = ? AND id IN "
+            f"({', '.join('?' * len(ids))})",
+            (self.store.user_id, *ids),
+        ).fetchall()
+        at = [self.row_of[row[1]] for row in rows]
+        if len(rows) != len(ids) or any(self.seq[i] != row[0] for i, row in zip(at, rows)):
+            return False  # a row removed (or renumbered)
+        moved = [(i, row[-1]) for i, row in zip(at, rows) if self.blob_hash[i] != hash(row[-1])]
+        if moved:
+            where = np.array([i for i, _ in moved], dtype=np.int64)
+            self.blob_hash[where] = [hash(blob) for _, blob in moved]
+            self._put(where, [blob for _, blob in moved])
+        for i, row in zip(at, rows):
+            self.checksums[i] = row[2]
+            self.last[i], self.importance[i], self.live[i] = row[3], row[4], bool(row[5])
+        return True
+
+    def _follow(self) -> None:
         rows = self._small_rows()
         old = self.row_of
         kept = np.array([old[row[1]] for row in rows if row[1] in old], dtype=np.int64)
@@ -258,7 +291,6 @@ class FileMatrix:
             self.blob_hash[at] = [hash(blobs[rows[i][0]]) for i in at]
             self._put(at, [blobs[rows[i][0]] for i in at])
         self._set_small(rows)
-        self.stamp = stamp
 
     # --- scoring -------------------------------------------------------------------------
 

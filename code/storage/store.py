@@ -56,6 +56,7 @@ from storage.rows import FIELDS, snapshot
 LINK = FIELDS.index("superseded_by")
 LINKS = (LINK, FIELDS.index("metadata"))  # what the link rules read
 BATCH = 1_000  # rows a stream reads at a time: bounded memory, few round trips
+CHANGED_IDS_KEPT = 10_000  # ids of rows written, kept for rows_changed_since (then halved)
 
 
 class StaleMemory(ValueError):
@@ -112,6 +113,8 @@ class DatabaseStore(MemoryStore):
         self._block_open = False  # inside store.transaction(): one transaction for the block
         self._writing = False  # inside a write transaction: reads lock the rows they check
         self._id_at = self.columns.index("id")
+        self._changed_ids: list[str] = []  # ids of rows this store wrote, in order (capped)
+        self._changed_base = 0  # how many ids were dropped from the front of _changed_ids
 
     # --- the dialect: what each backend defines (sqlite_store.py, postgres_store.py) ---
     #   _where()                  the file, or the URL with its password hidden
@@ -239,6 +242,24 @@ class DatabaseStore(MemoryStore):
         if memory_id not in self._memories and memory_id not in self._dirty:
             self._saved.pop(memory_id, None)
             self._versions.pop(memory_id, None)
+
+    def _wrote_rows(self, memory_ids) -> None:
+        """Inside a write: this store inserted, updated or deleted the rows of `memory_ids`
+        (noted before the commit: a rolled-back write is noted too, which costs only a read)."""
+        self._changed_ids.extend(memory_ids)
+        if len(self._changed_ids) > CHANGED_IDS_KEPT:
+            cut = len(self._changed_ids) // 2
+            del self._changed_ids[:cut]
+            self._changed_base += cut
+
+    def rows_changed_since(self, mark: int | None) -> tuple[int, list[str] | None]:
+        """(a new mark, the ids of the rows this store object wrote since `mark`), for a cache of
+        the rows that knows no other connection wrote (SQLite's data_version): it reads those
+        rows only. The ids are None when `mark` is None or older than what is kept (read all)."""
+        now = self._changed_base + len(self._changed_ids)
+        if mark is None or mark < self._changed_base:
+            return now, None
+        return now, self._changed_ids[mark - self._changed_base :]
 
     def _forget(self, memory_id: str) -> None:
         """Stop holding `memory_id` (gone from the database): never recalled or saved again."""
@@ -688,6 +709,7 @@ class DatabaseStore(MemoryStore):
                         f"{self.medium} {self._where()}; remove those first, or keep it so "
                         "their superseded_by link stays valid"
                     )
+                self._wrote_rows([memory_id])
                 deleted = self._delete(memory_id)
                 if deleted:
                     self._count(removed=[memory.embedding])
@@ -867,6 +889,7 @@ class DatabaseStore(MemoryStore):
             now = dict(zip(FIELDS, self._to_columns(new)))
             was = dict(zip(FIELDS, self._to_columns(old)))
             checked = [name for name in changed if name != "last_accessed"]  # a recall: any wins
+            self._wrote_rows([memory.id])
             cursor = self._run(
                 "UPDATE memories SET "
                 + ", ".join(f"{name} = ?" for name in changed)
@@ -976,6 +999,7 @@ class DatabaseStore(MemoryStore):
         """INSERT (memory, snapshot) pairs as new rows, then claim the user's model."""
         marks = ", ".join("?" * len(self.columns))
         rows = self._new_rows(pairs)
+        self._wrote_rows([memory.id for memory, _ in pairs])
         inserted = self._run_many(
             self._sql(
                 f"INSERT INTO memories ({', '.join(self.columns)}) VALUES ({marks}) "

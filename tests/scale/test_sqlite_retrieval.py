@@ -224,3 +224,39 @@ def test_a_memory_another_process_writes_is_seen_without_reopening(store):
     got = recall(store, query, NOW, k=1)
     assert [m.id for m in got] == ["news"]
     assert "m5" not in shortlist_ids(store, [*np.ones(8), *np.zeros(40)], NOW, k=300)
+
+
+def whole_store_top(path, query, now, k):
+    """The ids retrieve returns over a new store object of the file (nothing saved)."""
+    other = PersistentMemoryStore(path, "u")
+    try:
+        return [m.id for m in retrieve(other, query, now=now, k=k)]
+    finally:
+        other._db.close()
+
+
+@needs_vectorised
+def test_this_store_objects_own_writes_are_followed_by_reading_only_their_rows(store, monkeypatch):
+    query = [*np.zeros(8), *np.eye(40)[39]]
+    recall(store, query, NOW, k=2)  # the arrays are built now
+    read_all = []
+    monkeypatch.setattr(
+        sqlite_retrieval.FileMatrix, "_follow", lambda matrix: read_all.append(1)
+    )  # every step below is followed by reading the rows this store object wrote
+    moved = store.get("m7")
+    moved.embedding = [*np.zeros(8), *np.eye(40)[39] * 3]  # saved: now the best match
+    store.save()
+    assert [m.id for m in recall(store, query, NOW, k=1)] == ["m7"]
+    store.supersede("m7", "m8")  # no longer live
+    assert "m7" not in shortlist_ids(store, query, NOW, k=300)
+    store.get("m9").importance = 10
+    store.save()
+    for k in (1, 3):
+        want = whole_store_top(store.path, query, NOW, k)  # before recall refreshes them
+        assert [m.id for m in recall(store, query, NOW, k=k)] == want
+    assert read_all == []
+    store.remove("m11")  # a row gone: every row is read again
+    monkeypatch.undo()
+    assert "m11" not in shortlist_ids(store, query, NOW, k=300)
+    store.add(Memory("new", "new", created_at=NOW, importance=10, embedding=query))
+    assert [m.id for m in recall(store, query, NOW, k=1)] == ["new"]
