@@ -120,7 +120,7 @@ class FileMatrix:
         self.mark, _ = self.store.rows_changed_since(None)
         self.dimension = self.store.dimension
         dim, store = self.dimension or 1, self.store
-        rows, hashes, trusted, parts = [], [], [], []
+        rows, trusted, parts = [], [], []
         with store._transaction(read_only=True):
             (n,) = store._run(
                 "SELECT count(*) FROM memories WHERE user_id = ?", (store.user_id,)
@@ -145,7 +145,6 @@ class FileMatrix:
                 dense, r, c, v = self._unit(block)
                 self.dense[at : len(rows)] = dense
                 parts.append((r + at, c, v))
-                hashes.extend(map(hash, blobs))
                 trusted.append(ok)
         if not rows:  # no memories yet: every position dense
             self.dense_at, self.sparse_at = np.arange(dim), np.zeros(0, np.int64)
@@ -153,7 +152,10 @@ class FileMatrix:
         self.dense = self.dense[: len(rows)]
         self._set_small(rows)
         self.trusted = np.concatenate(trusted) if trusted else np.ones(0, dtype=bool)
-        self.blob_hash = np.array(hashes, dtype=np.int64)
+        # each row's vector's hash: 0 (not hashed: no pass over every vector for it) until the
+        # row is written; then it is converted once more and hashed, so that a later touch of
+        # the row (a new checksum) compares hashes and converts nothing
+        self.blob_hash = np.zeros(len(rows), dtype=np.int64)
         self.sp_rows = np.concatenate([p[0] for p in parts] or [[]]).astype(np.int32)
         self.sp_cols = np.concatenate([p[1] for p in parts] or [[]]).astype(np.int32)
         self.sp_vals = np.concatenate([p[2] for p in parts] or [[]]).astype(np.float32)
@@ -246,10 +248,10 @@ class FileMatrix:
         at = [self.row_of[row[1]] for row in rows]
         if len(rows) != len(ids) or any(self.seq[i] != row[0] for i, row in zip(at, rows)):
             return False  # a row removed (or renumbered)
-        moved = [(i, row[-1]) for i, row in zip(at, rows) if self.blob_hash[i] != hash(row[-1])]
+        moved = [(i, row[-1]) for i, row in zip(at, rows) if self.blob_hash[i] != _hash(row[-1])]
         if moved:
             where = np.array([i for i, _ in moved], dtype=np.int64)
-            self.blob_hash[where] = [hash(blob) for _, blob in moved]
+            self.blob_hash[where] = [_hash(blob) for _, blob in moved]
             self._put(where, [blob for _, blob in moved])
         for i, row in zip(at, rows):
             self.checksums[i] = row[2]
@@ -284,11 +286,11 @@ class FileMatrix:
         self.blob_hash = np.concatenate([self.blob_hash, np.zeros(pad, dtype=np.int64)])
         seqs = [rows[i][0] for i in rewritten] + [row[0] for row in rows[len(kept) :]]
         blobs = self._blobs(seqs)
-        at = [i for i in rewritten if self.blob_hash[i] != hash(blobs[rows[i][0]])]
+        at = [i for i in rewritten if self.blob_hash[i] != _hash(blobs[rows[i][0]])]
         at += range(len(kept), len(rows))  # the new rows
         if at:
             at = np.array(at, dtype=np.int64)
-            self.blob_hash[at] = [hash(blobs[rows[i][0]]) for i in at]
+            self.blob_hash[at] = [_hash(blobs[rows[i][0]]) for i in at]
             self._put(at, [blobs[rows[i][0]] for i in at])
         self._set_small(rows)
 
@@ -334,6 +336,11 @@ class FileMatrix:
             if memory.superseded_by != values["superseded_by"]:
                 live[i] = memory.superseded_by is None
         return last, importance, live
+
+
+def _hash(blob: bytes) -> int:
+    """A stored vector's hash, never 0 (0 is "not hashed yet")."""
+    return hash(blob) or 1
 
 
 def matrix_of(store: PersistentMemoryStore) -> FileMatrix:
