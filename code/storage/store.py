@@ -10,6 +10,9 @@ PersistentMemoryStore (storage/sqlite_store.py) and PostgresMemoryStore
     by id, with the values its row held, `_saved`), so the retriever's in-place touches
     (last_accessed) are what save() writes: a memory tells the store before a field of it
     is assigned (memory_store.Memory), and save() looks only at those (`_dirty`);
+  - the ids of the rows this store object wrote are kept, in order (the last 10,000 at
+    most): rows_changed_since(mark) names them, so a cache of the rows that knows no other
+    connection wrote since (scale/sqlite_retrieval.py) reads those rows only;
   - a row read again that another process changed updates the memory handed out, except
     the fields this process changed and has not saved (its row's version tells: SQLite's
     checksum, PostgreSQL's xmin), so recall sees what others superseded;
@@ -1072,7 +1075,9 @@ class _HeldWeakly(weakref.WeakValueDictionary):
         # subtle: every entry's weak reference calls self._remove when its memory dies (the
         # dictionary's own clean-up); wrapped, so the store drops its snapshot at that moment
         # instead of at the next prune (a whole-store scan would keep every vector until then)
-        remove = self._remove
+        remove = getattr(self, "_remove", None)  # (CPython's name; elsewhere: pruned later)
+        if remove is None:  # pragma: no cover - every Python the course runs on has it
+            return
 
         def removed(ref, remove=remove, let_go=let_go):
             remove(ref)
