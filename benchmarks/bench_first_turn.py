@@ -19,7 +19,7 @@ over --runs; a busy machine moves the seconds, so compare two runs made one afte
 Results: the offline turn before and after the offline chat model was called directly
 (commit 0d51c66; "before" is its parent's code/, exported with `git archive 0d51c66^`
 and passed with --code), one run of 5 fresh processes each, back to back on the 2-core
-machine (load average 1 before the first run, 6 after the second), medians:
+machine (load average 1 before the first run, 6 after each), medians:
 
                                       import s   first turn s   process s   litellm
     through litellm (0d51c66^)          0.30        15.97          19.24       yes
