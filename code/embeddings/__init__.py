@@ -8,6 +8,8 @@
     minilm.py         all-MiniLM-L6-v2 in numpy, MiniLM(): a real sentence-embedding model
     hybrid.py         the default, Hybrid(semantic, lexical, mix): MiniLM and hashed words in
                       one vector, a query's words weighted by their rarity in the store
+    expansion.py      the hybrid's query-side cues: "home" -> "live", "moved" when no memory
+                      says "home" (a question naming a fact by its kind)
     worth_embedding.py which texts deserve a memory (the chat's write-back follows it)
 
 Stands on base/, memory_store.py and config.py. Importing it is cheap: minilm.py loads numpy

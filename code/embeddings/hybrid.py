@@ -32,6 +32,15 @@ rebuilt on the first query after a restart, and kept up to date as memories come
 A query with no word at all ("?") has a zero lexical half: its cosine is then
 sqrt(a) * semantic similarity, the same ranking as meaning alone.
 
+A question may name a personal fact by its kind where the memory states the fact
+("Which city is my home?" against "I live in Lisbon with my partner"): no word is shared,
+the lexical half finds nothing, and MiniLM alone puts "I am saving for a house" first.
+So a query word that no memory of the store has, and that embeddings/expansion.py's small
+lexicon of cues knows, is replaced in the lexical half by its cue words that some memory
+has ("home" by "live" and "moved"), each at EXPANSION (0.5) times its idf. A query word
+the store has is never replaced, and a store with none of the cue words is ranked as
+without them; on LoCoMo's tuning half the cues change nothing (docs/evaluation.md).
+
     MIX = 0.5, the tuned a; LEXICAL = 1616, the tuned N: 384 + 1616 = 2,000 numbers,
     pgvector's HNSW limit for `vector` (docs/evaluation.md says how they were tuned: on
     real conversations, LoCoMo, and on the generated year together)
@@ -40,7 +49,8 @@ The query side needs the store, and says so: `hybrid.query_context(store)` gives
 store's DocumentFrequencies, and `hybrid.embed_queries(texts, frequencies)` uses them.
 
 Deliberately left out: a second index or rank fusion; one vector keeps every strategy,
-the SQLite store and pgvector unchanged.
+the SQLite store and pgvector unchanged. Expanding the semantic half too (MiniLM of
+"Which city is my home? live" is still nearer the house).
 """
 
 from __future__ import annotations
@@ -51,6 +61,7 @@ from collections.abc import Iterable, Sequence
 
 from base.text import tokenize, without_words
 from embeddings import minilm
+from embeddings.expansion import CUES
 from embeddings.hashed_words import HashedWords
 from embeddings.minilm import MiniLM
 from embeddings.model import OfflineModel, Vector
@@ -62,6 +73,7 @@ NAME = "memorylab/minilm-words-"  # + N; the family before (minilm-bow-N) is ret
 IDF_POWER = 1  # the query side weighs a word by its idf, as BM25 does (see above)
 COMMON_SHARE = 0.3  # a query word in more of the store's memories than this share...
 COMMON_MIN = 20  # ...of a store of at least this many is left out of the semantic half
+EXPANSION = 0.5  # a cue word standing in for a query word no memory has: this share of its idf
 
 
 class Hybrid(OfflineModel):
@@ -143,17 +155,33 @@ class Hybrid(OfflineModel):
         out = []
         for i, text in enumerate(texts):
             weights: dict[int, float] = {}
-            for word in tokenize(text):
+            tokens = tokenize(text)
+            for word in tokens:
                 position = self.lexical.bucket(word)  # where a memory's same word is
                 weights[position] = (
                     weights.get(position, 0.0) + frequencies.idf(position) ** IDF_POWER
                 )
+            self._stand_in(weights, tokens, frequencies)
             norm = math.sqrt(sum(x * x for x in weights.values()))
             lexical = [0.0] * self.lexical.dimensions
             for position, weight in weights.items():  # only the query's words: a handful
                 lexical[position] = w * weight / norm
             out.append(tuple((s * semantic[i]).tolist()) + tuple(lexical))
         return out
+
+    def _stand_in(self, weights: dict, tokens: list, frequencies: DocumentFrequencies) -> None:
+        """A query word no memory has, replaced in `weights` by its cue words that some
+        memory has (embeddings/expansion.py), each at EXPANSION times its idf."""
+        counts, bucket = frequencies.counts, self.lexical.bucket
+        for word in dict.fromkeys(tokens):
+            if not EXPANSION or counts[bucket(word)]:
+                continue
+            found = [bucket(cue) for cue in CUES.get(word, ()) if counts[bucket(cue)]]
+            if found:
+                weights.pop(bucket(word), None)
+            for position in found:
+                if position not in weights:  # a word of the query's own keeps its weight
+                    weights[position] = EXPANSION * frequencies.idf(position) ** IDF_POWER
 
     def topic(self, text: str, frequencies: DocumentFrequencies) -> str:
         """What the query's semantic half embeds: `text` without the words that more than

@@ -82,6 +82,27 @@ def test_a_rare_word_counts_for_more_than_a_common_one(store):
     assert words[lisbon] > words[live] > 0
 
 
+def test_a_query_word_no_memory_has_is_replaced_by_its_cue_words_the_store_has(store):
+    home, city, live = (WORDS.bucket(w) for w in ("home", "city", "live"))
+    _, words = _halves(Embedder(MODEL).query(store, "Which city is my home?"))
+    # no memory says "home" or "city": the words half asks for "live" (in three memories)
+    # alone, "mov" (no memory) is left out, as the words themselves are
+    assert np.flatnonzero(words).tolist() == [live]
+    assert words[live] == pytest.approx(math.sqrt(1 - hybrid.MIX))
+    # a cue word of the question's own keeps its full weight ("live" here)
+    frequencies = HYBRID.query_context(store)
+    _, words = _halves(Embedder(MODEL).query(store, "home live lisbon"))
+    lisbon = WORDS.bucket("lisbon")
+    assert words[live] / words[lisbon] == pytest.approx(
+        frequencies.idf(live) / frequencies.idf(lisbon)
+    )
+    # a word the store has is never replaced: "home" stays, "city" still gives "live"
+    Embedder(MODEL).remember(store, "I got home late", now=NOW)
+    _, words = _halves(Embedder(MODEL).query(store, "Which city is my home?"))
+    assert sorted(np.flatnonzero(words).tolist()) == sorted([home, live])
+    assert words[city] == 0
+
+
 def test_a_memory_counts_each_word_once_and_a_query_word_lands_where_the_memorys_does(store):
     _, once = _halves(Embedder(MODEL).embed_one("Lisbon Lisbon trams"))
     filled = once[once > 0]
