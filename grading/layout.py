@@ -33,8 +33,12 @@ REGISTRY = _load_registry()
 
 # What a learner writes, graded exactly as submitted.
 LEARNER_FILES: tuple[str, ...] = REGISTRY.LEARNER_FILES  # ("code/scoring.py", ...)
-# Ungraded exercises' files ("code/exercises.py"): cleared to stubs like the learner core,
-# never collected for grading.
+# The same, as they lie under a submission's code/ folder: ("scoring.py", ...,
+# "practice/reflection.py", ...); and what they lie in at its top ("practice" among them).
+LEARNER_NAMES: tuple[str, ...] = tuple(name.removeprefix("code/") for name in LEARNER_FILES)
+LEARNER_TOP = frozenset(name.split("/")[0] for name in LEARNER_NAMES)
+# Ungraded exercises' files ("code/practice/exercises.py"): cleared to stubs like the
+# learner core, never collected for grading.
 EXERCISE_FILES: tuple[str, ...] = REGISTRY.EXERCISE_FILES
 CLEARED_FILES: tuple[str, ...] = LEARNER_FILES + EXERCISE_FILES
 

@@ -1,12 +1,13 @@
 """Points and hidden checks: one source of truth, the graded notebooks in notebooks/.
 
 nbgrader reads a grade cell's points from its notebook metadata and its hidden checks
-from the cell's `### BEGIN HIDDEN TESTS` region; so does this grader (verdict.py takes
-each cell's points from `notebook_cells`, its hidden cases from the same cell). The
-course in dist/course/ is built from those notebooks by `python -m grading release`;
-`stale` compares the release a grading run would record against (its source/ copy,
-which is what nbgrader's gradebook holds) with the working tree, cell by cell, so a
-change made after the release is never graded half-old, half-new.
+from the cell's `### BEGIN HIDDEN TESTS` region; so does this grader
+(grading/judge/verdict.py takes each cell's points from `notebook_cells`, its hidden
+cases from the same cell). The course in dist/course/ is built from those notebooks by
+`python -m grading release`; `stale` compares the release a grading run would record
+against (its source/ copy, which is what nbgrader's gradebook holds) with the working
+tree, cell by cell, so a change made after the release is never graded half-old,
+half-new.
 
     notebook_cells(folder) -> {notebook: {grade_id: (points, hidden source)}}
 

@@ -15,6 +15,7 @@ from teaching.milestones import (
     LEARNER_FILES,
     MILESTONE_TESTS,
     MILESTONES,
+    file_of,
     where,
 )
 
@@ -90,7 +91,7 @@ def waits_for(error: BaseException | None) -> str | None:
                 return f"{code.co_name} is not implemented yet ({where(code.co_name)})"
             if code.co_name in EXERCISES and _is_learner_file(code.co_filename):
                 module, notebook = EXERCISES[code.co_name]
-                return f"{code.co_name} is not implemented yet (code/{module}.py, {notebook})"
+                return f"{code.co_name} is not implemented yet ({file_of(module)}, {notebook})"
         error = error.__cause__ or error.__context__
     return None
 

@@ -49,15 +49,15 @@ PROBES = {
     # optional milestones: the provided code that runs on them says which one waits
     "extensions.forgetting.prune": (
         "from extensions.forgetting import prune\nprune(store, NOW + 9e6, dry_run=True)",
-        "should_forget (code/forgetting_rule.py, optional Milestone 7)",
+        "should_forget (code/practice/forgetting_rule.py, optional Milestone 7)",
     ),
     "extensions.forgetting.forgettable": (
         "from extensions.forgetting import forgettable\nforgettable(store, NOW)",
-        "should_forget (code/forgetting_rule.py, optional Milestone 7)",
+        "should_forget (code/practice/forgetting_rule.py, optional Milestone 7)",
     ),
     "extensions.importance_rating.parse_rating": (
         "from extensions.importance_rating import parse_rating\nparse_rating('Rating: 7')",
-        "parse_importance (code/importance_parsing.py, optional Milestone 6)",
+        "parse_importance (code/practice/importance_parsing.py, optional Milestone 6)",
     ),
 }
 

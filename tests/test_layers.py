@@ -1,4 +1,4 @@
-"""code/'s layers: imports point down only, no cycle, at most eight modules at the top.
+"""code/'s layers: imports point down only, no cycle, seven modules at the top.
 
 The imports are read with ast, function-level ones included (an import inside a
 function is still an arrow, and the usual way a cycle hides). The rules are those of
@@ -10,10 +10,18 @@ code/README.md:
                                  course's chat and embedding modules, the commands,
                                  teaching/ or the feature packages
     scoring                      stands on base/ and memory_store alone
+    practice/                    the learner's exercises and optional milestones: stands on
+                                 base/, memory_store, config, the learner core and the layers
+                                 under the course's modules (storage/ embeddings/ llm/),
+                                 never on teaching/, the features, the commands or the
+                                 course's chat and embedding modules; the features may
+                                 import it
     extensions/ evaluation/ scale/   never import teaching/
     anything in code/            never imports grading/; no import cycle between modules,
                                  and no loop between folders (imports collapsed to the
                                  folder or top module they are in)
+    code/'s top                  the course's six modules and the launcher, nothing else:
+                                 every other learner file is in practice/
 
 grading/ is laid out by job, a package each, and held to it the same way
 (`grading_breaks`):
@@ -28,7 +36,8 @@ grading/ is laid out by job, a package each, and held to it the same way
                  itself and the command line (__main__); the catalogue imports nothing of
                  grading/ but itself (never its runner, nor the grader it tests)
     layout, markers, points   the edition's facts, under every job: import none of them
-    no loop between the jobs (imports collapsed to the package or top module they are in)
+    no import cycle inside a job, and no loop between the jobs (imports collapsed to the
+    package or top module they are in)
 
 Tests plant a violation in a copy of code/ (or grading/) and check that it is caught.
 """
@@ -41,20 +50,21 @@ from pathlib import Path
 
 import pytest
 
-from teaching.milestones import CORE_FILES, LEARNER_FILES
+from teaching.milestones import CORE_FILES, EXERCISE_FILES, LEARNER_FILES
 
 CODE = Path(__file__).resolve().parent.parent / "code"
 
-LEARNER_CORE = {"scoring", "retriever", "exercises"}  # the exercises: checked, not graded
-# the optional milestones' learner files (one each, at the top beside the core's), from the
-# registry: a new optional milestone needs no edit here
-OPTIONAL = {Path(name).stem for name in LEARNER_FILES if name not in CORE_FILES}
+LEARNER_CORE = {"scoring", "retriever"}
+PRACTICE = "practice"  # the learner's exercises (checked) and optional milestones (graded)
 COURSE_MODULES = {"embedding_helpers", "chat_with_memory"}
 BOTTOM = {"memory_store", "config"}  # stand on base/ alone
 MIDDLE = {"storage", "embeddings", "llm"}  # what the course's modules stand on
 FEATURES = {"extensions", "evaluation", "scale"}
-ABOVE_MIDDLE = LEARNER_CORE | OPTIONAL | COURSE_MODULES | FEATURES | {"teaching", "commands", "run"}
-MAX_TOP_LEVEL = 8 + len(OPTIONAL)  # six course modules, exercises, launcher, optional files
+ABOVE_MIDDLE = (
+    LEARNER_CORE | {PRACTICE} | COURSE_MODULES | FEATURES | {"teaching", "commands", "run"}
+)
+PRACTICE_STANDS_ON = {"base", PRACTICE} | BOTTOM | LEARNER_CORE | MIDDLE
+TOP_LEVEL = LEARNER_CORE | COURSE_MODULES | BOTTOM | {"run"}  # DESIGN.md's Layout, exactly
 
 
 def module_names(code: Path) -> dict[str, Path]:
@@ -154,6 +164,9 @@ def grading_breaks(folder: Path) -> list[str]:
                 broken.append(f"{module} -> {target}: the catalogue imports only itself")
             if job in SHARED and to not in SHARED:
                 broken.append(f"{module} -> {target}: layout, markers, points are under every job")
+    for loop in cycles(graph):  # one across jobs is a loop between them too: said below
+        if len({module.split(".")[0] for module in loop}) == 1:
+            broken.append(f"{' <-> '.join(loop)}: no import goes round in a circle")
     for loop in cycles(folder_graph(graph)):
         broken.append(f"{' <-> '.join(loop)}: no loop between grading/'s jobs")
     return broken
@@ -205,6 +218,8 @@ def upward_imports(graph: dict[str, set[str]]) -> list[str]:
                 broken.append(f"{module} -> {target}: storage/, embeddings/, llm/ stand lower")
             if layer == "scoring" and to not in {"base", "memory_store"}:
                 broken.append(f"{module} -> {target}: scoring stands on base/ and memory_store")
+            if layer == PRACTICE and to not in PRACTICE_STANDS_ON:
+                broken.append(f"{module} -> {target}: practice/ stands on the learner core")
             if layer in FEATURES and to == "teaching":
                 broken.append(f"{module} -> {target}: features never import teaching/")
     return broken
@@ -239,10 +254,17 @@ def test_nothing_in_code_imports_the_instructor_tools():
 
 
 def test_the_top_of_code_holds_the_course_modules_and_one_launcher():
-    top = sorted(path.name for path in CODE.glob("*.py"))
-    assert len(top) <= MAX_TOP_LEVEL, top
-    assert {f"{m}.py" for m in LEARNER_CORE | COURSE_MODULES | BOTTOM} <= set(top)
+    top = {path.name for path in CODE.glob("*.py")}
+    assert top == {f"{m}.py" for m in TOP_LEVEL}, "every other learner file goes in practice/"
+    assert not (CODE / "__init__.py").exists(), "code/ is never a package (`code` is stdlib)"
     assert (CODE / "README.md").is_file(), "code/README.md is the map of code/"
+
+
+def test_every_learner_file_beyond_the_core_is_in_practice():
+    beyond = [name for name in LEARNER_FILES + EXERCISE_FILES if name not in CORE_FILES]
+    assert beyond, "the registry names the optional milestones' and the exercises' files"
+    assert [name for name in beyond if not name.startswith(f"code/{PRACTICE}/")] == []
+    assert all((CODE.parent / name).is_file() for name in LEARNER_FILES + EXERCISE_FILES)
 
 
 def test_the_graph_sees_function_level_and_relative_imports(tmp_path):
@@ -276,10 +298,17 @@ def test_a_planted_upward_import_is_caught(code_copy):
     plant(code_copy / "extensions" / "kinds.py", "from teaching.milestones import MILESTONES\n")
     plant(code_copy / "memory_store.py", "def _late():\n    import storage.rows\n")
     plant(code_copy / "storage" / "rows.py", "def _late():\n    import embedding_helpers\n")
+    plant(code_copy / "storage" / "limits.py", "def _late():\n    import practice.reflection\n")
+    plant(code_copy / "practice" / "reflection.py", "def _late():\n    import extensions.kinds\n")
+    plant(code_copy / "practice" / "persistence.py", "from teaching import milestones\n")
     assert upward_imports(import_graph(code_copy)) == [
         "base.validation -> scoring: base/ imports nothing else of code/",
         "extensions.kinds -> teaching.milestones: features never import teaching/",
         "memory_store -> storage.rows: memory_store and config stand on base/",
+        "practice.persistence -> teaching: practice/ stands on the learner core",
+        "practice.persistence -> teaching.milestones: practice/ stands on the learner core",
+        "practice.reflection -> extensions.kinds: practice/ stands on the learner core",
+        "storage.limits -> practice.reflection: storage/, embeddings/, llm/ stand lower",
         "storage.rows -> embedding_helpers: storage/, embeddings/, llm/ stand lower",
     ]
 
@@ -342,5 +371,19 @@ def test_a_planted_crossing_in_grading_is_caught(tmp_path):
         "sandbox.cgroup -> course.queue: the sandbox stands on layout alone",
         "sandbox.worker -> layout: the worker imports nothing of grading/",
         "selfcheck.attacks -> selfcheck.runner: the catalogue imports only itself",
+        "selfcheck.attacks <-> selfcheck.runner: no import goes round in a circle",
         "course <-> judge <-> points <-> sandbox <-> selfcheck: no loop between grading/'s jobs",
+    ]
+
+
+@pytest.mark.skipif(not GRADING.is_dir(), reason="the student edition has no grading/")
+def test_a_planted_cycle_inside_one_job_of_grading_is_caught(tmp_path):
+    # verdict.py imports objects.py; a late import back closes a circle inside judge/
+    copy = tmp_path / "grading"
+    shutil.copytree(GRADING, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    plant(
+        copy / "judge" / "objects.py", "def _late():\n    from grading.judge.verdict import CELLS\n"
+    )
+    assert grading_breaks(copy) == [
+        "judge.objects <-> judge.verdict: no import goes round in a circle"
     ]

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from provided_probes import PROBES, expected_words, run_probe
-from teaching.milestones import EXERCISE_FILES, EXERCISES, LEARNER_FILES, MILESTONES
+from teaching.milestones import EXERCISE_FILES, EXERCISES, LEARNER_FILES, MILESTONES, file_of
 
 # the instructor's tools clear the learner core; the student edition has no grading/ (and
 # its own learner core is the stubs already: tests/grading/ checks it at release)
@@ -33,7 +33,7 @@ def stubbed(tmp_path_factory) -> Path:
     code = tmp_path_factory.mktemp("student") / "code"
     shutil.copytree(CODE, code, ignore=shutil.ignore_patterns("__pycache__"))
     for name in LEARNER_FILES:
-        target = code / Path(name).name
+        target = code.parent / name  # code/scoring.py, code/practice/reflection.py
         target.write_text(clear_solutions(target.read_text(), name))
     return code
 
@@ -74,7 +74,7 @@ def test_the_stub_table_of_base_unwritten_mirrors_the_milestones():
 
     expected = {name: f"{row.file}, {row.label}" for name, row in MILESTONES.items()}
     expected |= {
-        name: f"code/{module}.py, notebook {notebook.split('_')[0]}'s exercise"
+        name: f"{file_of(module)}, notebook {notebook.split('_')[0]}'s exercise"
         for name, (module, notebook) in EXERCISES.items()
     }
     assert expected == WHERE
@@ -86,7 +86,7 @@ def exercises_stubbed(tmp_path_factory) -> Path:
     code = tmp_path_factory.mktemp("exercises") / "code"
     shutil.copytree(CODE, code, ignore=shutil.ignore_patterns("__pycache__"))
     for name in EXERCISE_FILES:
-        target = code / Path(name).name
+        target = code.parent / name  # code/practice/exercises.py
         target.write_text(clear_solutions(target.read_text(), name))
     return code
 
@@ -110,7 +110,7 @@ def test_the_evaluation_metrics_are_the_learners_own(exercises_stubbed):
     said = metrics_of(exercises_stubbed)
     for name in ("recall_at_k", "reciprocal_rank"):
         assert f"NotWrittenYet not implemented yet: {name} runs on your {name}" in said, said
-    assert said.count("code/exercises.py, notebook 08's exercise") == 2, said
+    assert said.count("code/practice/exercises.py, notebook 08's exercise") == 2, said
     assert metrics_of(CODE) == "0.0\n0.5\n"
 
 

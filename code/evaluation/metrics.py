@@ -6,7 +6,7 @@
 
 Metrics: recall@k (the share of a question's evidence found in the top k) and reciprocal
 rank (1 / rank of the first piece of evidence, 0 if none is ranked), averaged overall
-and per category. Both are yours (code/exercises.py, notebook 08's exercise): until they
+and per category. Both are yours (code/practice/exercises.py, notebook 08's exercise): until they
 are written, evaluating says "not implemented yet" and names them.
 
 Deliberately left out: the dataset format (evaluation/dataset.py), the strategies
@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-import exercises
 from base.unwritten import runs_on_learner_code
 from evaluation.dataset import EvalSet
 from evaluation.strategies import STRATEGIES, Strategy, rank
+from practice import exercises
 
 DEFAULT_KS = (1, 3, 5, 10)
 
@@ -31,7 +31,7 @@ DEFAULT_KS = (1, 3, 5, 10)
 def recall_at_k(ranked_ids: Sequence[str], evidence: Iterable[str], k: int) -> float:
     """Share of the evidence found in the first k ids: recall_at_k(['a','b'], ['b'], 1) -> 0.0
 
-    Yours: code/exercises.py, notebook 08's exercise.
+    Yours: code/practice/exercises.py, notebook 08's exercise.
     """
     return exercises.recall_at_k(ranked_ids, evidence, k)
 
@@ -40,7 +40,7 @@ def recall_at_k(ranked_ids: Sequence[str], evidence: Iterable[str], k: int) -> f
 def reciprocal_rank(ranked_ids: Sequence[str], evidence: Iterable[str]) -> float:
     """1 / (position of the first evidence id, counting from 1), or 0.0 if none is ranked.
 
-    Yours: code/exercises.py, notebook 08's exercise.
+    Yours: code/practice/exercises.py, notebook 08's exercise.
     """
     return exercises.reciprocal_rank(ranked_ids, evidence)
 

@@ -11,7 +11,7 @@ superseding.fact_history(store, fact.id) returns them). Specifics fade, the less
     for c in consolidate(store, embedder, now):
         print(c.fact.text, c.fact.metadata["evidence"])
 
-Clustering is reflection_groups (code/reflection.py, optional Milestone 8): a greedy
+Clustering is reflection_groups (code/practice/reflection.py, optional Milestone 8): a greedy
 average-link pass in store order, each live episode joining the cluster it is most
 similar to on average (cosine of the stored embeddings), if that average reaches
 `min_similarity`, or starting a new cluster. It is deterministic and
@@ -38,7 +38,7 @@ from extensions.superseding import linked
 from llm.gateway import ModelCallError
 from llm.memory_block import DATA_NOT_INSTRUCTIONS, format_date, render_notes
 from memory_store import Memory, MemoryStore
-from reflection import reflection_groups
+from practice.reflection import reflection_groups
 from scoring import relevance_score
 
 MIN_CLUSTER_SIZE = 5  # "five episodes about the same thing become one fact"
@@ -73,7 +73,7 @@ def find_clusters(
     """Groups of at least `min_size` related live episodes, each in store order.
 
     A cluster holds one user's episodes only, even in a store that mixes users. Which
-    episodes belong together is decided by reflection_groups (code/reflection.py,
+    episodes belong together is decided by reflection_groups (code/practice/reflection.py,
     optional Milestone 8), once per user; until it is written this says so.
 
     find_clusters(store) -> [[Memory(id='m1', ...), ..., Memory(id='m5', ...)]]  (five leaks)

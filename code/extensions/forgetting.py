@@ -11,7 +11,7 @@ forgets deliberately. A memory is forgettable only when all of these hold:
     it was never recalled   last_accessed is still created_at: no query ever wanted it
     nothing links to it     MemoryStore.remove refuses those, so they are kept
 
-The first five rules are the learner's `should_forget` (code/forgetting_rule.py,
+The first five rules are the learner's `should_forget` (code/practice/forgetting_rule.py,
 optional Milestone 7): `forgettable` and `prune` ask it about every memory and add the
 sixth, which only the store can answer. Until it is written they raise NotWrittenYet,
 naming it; `keep_reasons` explains a decision in words and needs no learner code.
@@ -33,8 +33,8 @@ from __future__ import annotations
 from base.units import SECONDS_PER_DAY
 from base.unwritten import runs_on_learner_code
 from base.validation import IMPORTANCE_RANGE, as_number, as_timestamp, check_bool, check_ids
-from forgetting_rule import should_forget
 from memory_store import Memory, MemoryStore, check_store
+from practice.forgetting_rule import should_forget
 
 OLDER_THAN_DAYS = 180.0
 IMPORTANCE_BELOW = 3.0  # on the 1-10 scale; the course's 0.3 on a 0-1 scale
@@ -100,7 +100,7 @@ def may_forget(
     if type(result) is not bool:
         raise TypeError(
             f"should_forget must return True or False, got {result!r} for memory "
-            f"{memory.id!r} (code/forgetting_rule.py, optional Milestone 7)"
+            f"{memory.id!r} (code/practice/forgetting_rule.py, optional Milestone 7)"
         )
     return result and memory.id not in linked
 

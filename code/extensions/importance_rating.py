@@ -28,10 +28,10 @@ from base.unwritten import NotWrittenYet, runs_on_learner_code
 from base.validation import IMPORTANCE_RANGE, as_timestamp, check_importance, check_kind, check_text
 from embedding_helpers import Embedder
 from extensions.model_choice import ask, is_offline, resolve_chat_model
-from importance_parsing import NUMBER_WORDS, parse_importance
 from llm.gateway import ModelCallError
 from llm.memory_block import DATA_NOT_INSTRUCTIONS, render_notes
 from memory_store import Memory, MemoryStore
+from practice.importance_parsing import NUMBER_WORDS, parse_importance
 
 LOW, HIGH = IMPORTANCE_RANGE  # 1, 10
 
@@ -70,7 +70,7 @@ _CUE_STEMS = {tokenize(word)[0]: weight for word, weight in CUES.items()}
 
 NOT_PARSED = (
     "the model's reply was not read: parse_importance is not implemented yet, "
-    "code/importance_parsing.py, optional Milestone 6"
+    "code/practice/importance_parsing.py, optional Milestone 6"
 )
 
 
@@ -85,7 +85,7 @@ class Rating(NamedTuple):
 def parse_rating(reply, default: float = 5) -> Rating:
     """Read a model's reply as an importance in [1, 10]; never raises on a bad reply.
 
-    The reading is the learner's parse_importance (code/importance_parsing.py, optional
+    The reading is the learner's parse_importance (code/practice/importance_parsing.py, optional
     Milestone 6); this adds the default for a reply without a rating and the note.
     Until it is written, NotWrittenYet names it (rate_importance then falls back to the
     heuristic and says so).
@@ -112,7 +112,8 @@ def _learner_rating(text: str) -> int | None:
     if value is not None and (type(value) is not int or not LOW <= value <= HIGH):
         raise TypeError(
             f"parse_importance must return a whole number in [{LOW}, {HIGH}] or None, got "
-            f"{value!r} for {text[:60]!r} (code/importance_parsing.py, optional Milestone 6)"
+            f"{value!r} for {text[:60]!r} (code/practice/importance_parsing.py, optional "
+            "Milestone 6)"
         )
     return value
 

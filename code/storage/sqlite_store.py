@@ -264,8 +264,8 @@ def list_users(path) -> list[str]:
 def export_jsonl(store: MemoryStore, target, *, to_record=None) -> int:
     """Write every memory of `store`, superseded ones too, as JSON lines; returns the count.
 
-    to_record: memory -> the dict written for it (default Memory.to_dict; persistence.py's
-    export_jsonl passes the learner's memory_to_record, optional Milestone 9).
+    to_record: memory -> the dict written for it (default Memory.to_dict; the export_jsonl
+    of practice/persistence.py passes the learner's memory_to_record, optional Milestone 9).
 
     Give it a one-user store (PersistentMemoryStore(path, user_id)) to export one user.
     The embedding is included, so Memory.from_dict(json.loads(line)) restores a memory.

@@ -32,7 +32,7 @@ class Milestone(NamedTuple):
 
     name: str  # the function, e.g. "recency_score"
     number: int  # the milestone: 1-5 the core, 6 onward optional (graded as stretch points)
-    module: str  # the file in code/ that holds it, without .py
+    module: str  # the module that holds it, as imported: "scoring", "practice.reflection"
     notebook: str  # the notebook that teaches and checks it
     grade_cells: tuple[GradeCell, ...]
 
@@ -43,7 +43,7 @@ class Milestone(NamedTuple):
 
     @property
     def file(self) -> str:
-        return f"code/{self.module}.py"
+        return file_of(self.module)
 
     @property
     def check(self) -> str:
@@ -63,11 +63,16 @@ class Milestone(NamedTuple):
 FIRST_STRETCH = 6  # milestones from this number on are optional: the course's Extended list
 
 
+def file_of(module: str) -> str:
+    """'code/practice/reflection.py' for 'practice.reflection': where a learner edits it."""
+    return f"code/{module.replace('.', '/')}.py"
+
+
 def _row(name, number, module, notebook, *cells: str) -> Milestone:
     return Milestone(name, number, module, notebook, tuple(GradeCell(c) for c in cells))
 
 
-# function, milestone, file in code/, notebook, then the grade_id of each grade cell
+# function, milestone, module (its file: file_of), notebook, then each grade cell's grade_id
 _ROWS = (
     _row("recency_score", 1, "scoring", "01_recency.ipynb",
          "check_recency_score", "check_recency_score_hidden"),
@@ -85,16 +90,16 @@ _ROWS = (
          "check_kind_recency_score", "check_kind_recency_score_hidden"),
     _row("retrieve_by_kind", 5, "retriever", "07a_kinds.ipynb",
          "check_retrieve_by_kind", "check_retrieve_by_kind_hidden"),
-    # optional milestones (stretch points): one learner file each
-    _row("parse_importance", 6, "importance_parsing", "07c_rated_importance.ipynb",
+    # optional milestones (stretch points): one learner file each, in code/practice/
+    _row("parse_importance", 6, "practice.importance_parsing", "07c_rated_importance.ipynb",
          "check_parse_importance", "check_parse_importance_hidden"),
-    _row("should_forget", 7, "forgetting_rule", "07e_forgetting.ipynb",
+    _row("should_forget", 7, "practice.forgetting_rule", "07e_forgetting.ipynb",
          "check_should_forget", "check_should_forget_hidden"),
-    _row("reflection_groups", 8, "reflection", "07d_consolidation.ipynb",
+    _row("reflection_groups", 8, "practice.reflection", "07d_consolidation.ipynb",
          "check_reflection_groups", "check_reflection_groups_hidden"),
-    _row("memory_to_record", 9, "persistence", "07h_persistence.ipynb",
+    _row("memory_to_record", 9, "practice.persistence", "07h_persistence.ipynb",
          "check_memory_to_record", "check_memory_to_record_hidden"),
-    _row("memory_from_record", 9, "persistence", "07h_persistence.ipynb",
+    _row("memory_from_record", 9, "practice.persistence", "07h_persistence.ipynb",
          "check_memory_from_record", "check_memory_from_record_hidden"),
 )  # fmt: skip
 
@@ -121,25 +126,25 @@ MILESTONE_TESTS = (
 )
 
 
-# Exercises that a notebook checks and nothing grades: function -> (file in code/,
-# notebook). Their solution regions are cleared from the student edition like a
-# milestone's; their checks are teaching/checks/vectorised.py (09) and practice.py (the
-# rest, all in code/exercises.py, which nothing grades).
+# Exercises that a notebook checks and nothing grades: function -> (module, notebook).
+# Their solution regions are cleared from the student edition like a milestone's; their
+# checks are teaching/checks/vectorised.py (09) and teaching/checks/practice.py (the rest,
+# all in code/practice/exercises.py, which nothing grades).
 EXERCISES = {
-    "fact_to_replace": ("exercises", "07b_superseded_facts.ipynb"),
-    "noise_reason": ("exercises", "07f_what_to_embed.ipynb"),
-    "fit_in_budget": ("exercises", "07g_context_budget.ipynb"),
-    "recall_at_k": ("exercises", "08_evaluation.ipynb"),
-    "reciprocal_rank": ("exercises", "08_evaluation.ipynb"),
+    "fact_to_replace": ("practice.exercises", "07b_superseded_facts.ipynb"),
+    "noise_reason": ("practice.exercises", "07f_what_to_embed.ipynb"),
+    "fit_in_budget": ("practice.exercises", "07g_context_budget.ipynb"),
+    "recall_at_k": ("practice.exercises", "08_evaluation.ipynb"),
+    "reciprocal_rank": ("practice.exercises", "08_evaluation.ipynb"),
     "retrieval_scores": ("scoring", "09_scale.ipynb"),
-    "score_sql": ("exercises", "10_postgres.ipynb"),
+    "score_sql": ("practice.exercises", "10_postgres.ipynb"),
 }
 # The exercises' own files (not graded, so not LEARNER_FILES): cleared all the same.
 EXERCISE_FILES = tuple(
     name
-    for name in dict.fromkeys(f"code/{module}.py" for module, _ in EXERCISES.values())
+    for name in dict.fromkeys(file_of(module) for module, _ in EXERCISES.values())
     if name not in LEARNER_FILES
-)  # ("code/exercises.py",)
+)  # ("code/practice/exercises.py",)
 
 
 def where(name: str) -> str:

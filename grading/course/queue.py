@@ -45,13 +45,12 @@ from pathlib import Path
 
 from grading.course.gradebook import reach, shown, transaction
 from grading.judge.grader import Collected, Graded
-from grading.layout import GRADED, LEARNER_FILES
+from grading.layout import GRADED, LEARNER_NAMES
 from grading.markers import BuildError
 
 QUEUE, LOG = "memorylab_grading_queue", "memorylab_grading_log"
 HANDED_IN = ("timestamp.txt", "submission_secret.txt", *(f"{nb.name}.ipynb" for nb in GRADED))
 HANDED_IN_BYTES = 4 << 20  # a file larger than this counts as not handed in
-LEARNER_NAMES = {Path(name).name for name in LEARNER_FILES}
 LEASE_SECONDS = 120.0  # a claim nobody renews for this long returns to the queue
 MAX_ATTEMPTS = 3  # claims of one submission whose results could not be written
 POLL_SECONDS = 1.0  # how often an idle grader looks again while others hold claims
@@ -185,7 +184,8 @@ def unpack(student: str, payload: dict, scratch: Path) -> Collected:
         if name in HANDED_IN:  # a row is data: only the names this module writes
             (folder / name).write_bytes(base64.b64decode(data))
     for name, data in files.items():
-        if name in LEARNER_NAMES:
+        if name in LEARNER_NAMES:  # "scoring.py", "practice/reflection.py"
+            (folder / "code" / name).parent.mkdir(exist_ok=True)
             (folder / "code" / name).write_bytes(data)
     return Collected(student, list(payload["notes"]), files, bool(payload["found"]), folder)
 

@@ -25,7 +25,7 @@ autograded notebooks (what the formgrader renders) every markdown or raw cell th
 the instructor's is made inert (`inert`): its tags show as text, its links cannot run
 script, its attachments are dropped, so no learner HTML is ever live for an instructor.
 
-Deliberately left out: judging (grading/verdict.py) and running code (grading/sandbox.py).
+Deliberately left out: judging (grading/judge/verdict.py) and running code (grading/sandbox/).
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ def course_settings(course: Path = COURSE):
 
 def gradebook_url(course: Path = COURSE) -> str:
     """The course's gradebook: CourseDirectory.db_url if its config sets one (or --db-url
-    chose one), else its file; as SQLAlchemy takes it (grading/gradebook.py)."""
+    chose one), else its file; as SQLAlchemy takes it (grading/course/gradebook.py)."""
     return database_url(course)
 
 
@@ -240,7 +240,8 @@ def write_autograded(graded: Graded, course: Path = COURSE, folder: Path | None 
                 cell.outputs = [verdict_output(outcome)]
         nbformat.write(notebook, target / f"{nb.name}.ipynb")
     if folder is not None:
-        for name in LEARNER_FILES:
+        for name in LEARNER_FILES:  # code/scoring.py, ..., code/practice/reflection.py
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
             copy_regular(folder / name, target / name)
     _, stamp = submitted_timestamp(folder)
     if stamp:

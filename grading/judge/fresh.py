@@ -116,7 +116,7 @@ SUFFIXES = ("", ".", "!", " (poignancy)", " overall", " I think", ", roughly")
 
 
 def _replies(cell: Cell, rng: random.Random) -> list[Case]:
-    import importance_parsing as reference_parsing
+    from practice import importance_parsing as reference_parsing
 
     cases = []
     for case in cell.cases:
@@ -131,8 +131,8 @@ def _replies(cell: Cell, rng: random.Random) -> list[Case]:
 
 
 def _memories(cell: Cell, rng: random.Random) -> list[Case]:
-    import forgetting_rule as reference_rule
     from memory_store import Memory
+    from practice import forgetting_rule as reference_rule
 
     cases = []
     for case in cell.cases:
@@ -180,7 +180,7 @@ def _signed_permutation(size: int, rng: random.Random) -> Callable[[list], list[
 
 
 def _groups(cell: Cell, rng: random.Random) -> list[Case]:
-    import reflection as reference_reflection
+    from practice import reflection as reference_reflection
     from teaching.checks import m8_reflection as m8
 
     cases = []
@@ -209,7 +209,7 @@ def _renamed_fields(fields: dict, users: dict, move, rng: random.Random) -> dict
 
 
 def _records(cell: Cell, rng: random.Random) -> list[Case]:
-    import persistence as reference_persistence
+    from practice import persistence as reference_persistence
     from teaching.checks import m9_persistence as m9
 
     cases = []

@@ -1,4 +1,4 @@
-"""Grade one submission: stage its two files, run sandboxed workers, judge.
+"""Grade one submission: stage its learner files, run sandboxed workers, judge.
 
     scoring    the functions of scoring.py (Milestones 1-3 and kind_recency_score of 5) on
                the learner's scoring.py
@@ -11,6 +11,8 @@
     hint       the retriever's public checks on the learner's own scoring, only for the
                feedback: when it changes the retriever's answers, it says which milestone
                to fix first
+    optional   each optional milestone's file of practice/ (6 onward) on its own, in the
+               learner's folder (reflection.py on the reference scoring, as the retriever)
 
 Every cell's inputs, hidden ones too, are drawn afresh for each grading from a secret
 the sandbox never sees (grading/judge/fresh.py): an input carried out by a side channel says
@@ -22,8 +24,10 @@ later answer can show it. All the runs of one submission share one time budget
 (SUBMISSION_SECONDS); cells left when it is spent score 0, and the table says so.
 
 Collecting follows nothing: a file is read only if it is a regular file (no symlink,
-device or fifo), under the size cap, in a code/ folder that is itself no symlink. Beside
-the two learner files, every other module of the learner's own at the top of code/ (a
+device or fifo), under the size cap, in a code/ folder (and practice/ folder) that is
+itself no symlink. Beside the learner files (scoring.py, retriever.py, the optional
+milestones' files of practice/, staged in a practice/ package of the grader's own, with
+an empty __init__.py), every other module of the learner's own at the top of code/ (a
 `mymath.py` that scoring.py imports) is collected and staged read-only next to them, so
 honest helpers cost nothing; a file named like a module the course provides is not (the
 sandbox's read-only copy of the course's own is imported instead). What
@@ -38,7 +42,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import stat
 import tempfile
 import time
@@ -48,7 +51,7 @@ from pathlib import Path
 from grading.judge.fresh import fresh_cells, seeded
 from grading.judge.oracle import Oracle
 from grading.judge.verdict import CELLS, Files, Outcome, failure, run_cell
-from grading.layout import LEARNER_FILES, REGISTRY
+from grading.layout import LEARNER_NAMES, REGISTRY
 from grading.sandbox.launcher import PROVIDED, Worker
 
 MAX_BYTES = 256 << 10  # a learner file; the reference is about 9 KB
@@ -61,7 +64,7 @@ STRETCH_MODULES = tuple(dict.fromkeys(row.module for row in REGISTRY.MILESTONES.
 # Optional milestones that call the scoring (reflection_groups: relevance_score) run on the
 # reference's, answered by the parent for the case's own memories (oracle.py), as the
 # retriever does: a Milestone 2 mistake costs only Milestone 2.
-ON_REFERENCE_SCORING = ("reflection",)
+ON_REFERENCE_SCORING = ("practice.reflection",)
 
 
 @dataclass
@@ -138,7 +141,7 @@ def locate(submission: Path) -> tuple[Path | None, str]:
 
 
 def _holds_learner_files(code: Path) -> bool:
-    return any(os.path.lexists(code / Path(name).name) for name in LEARNER_FILES)
+    return any(os.path.lexists(code / name) for name in LEARNER_NAMES)
 
 
 KINDS = (  # what stands where a learner file should be, as the refusal names it
@@ -151,14 +154,18 @@ KINDS = (  # what stands where a learner file should be, as the refusal names it
 )
 
 
-def copy_regular(source: Path, target: Path) -> str | None:
+def copy_regular(source: Path, target: Path, name: str | None = None) -> str | None:
     """Copy one learner file without following anything; a note when it is refused.
 
     What stands there is looked at first (lstat), so a folder, fifo, socket or device is
     refused by name without being opened; a regular file is then opened without
     following links and checked to be the same file, in case it was swapped meanwhile.
+    `name`: the file as the notes say it, under code/ ("practice/reflection.py"; its own
+    name by default).
     """
-    name = f"code/{source.name}"
+    name = f"code/{name or source.name}"
+    if source.parent.is_symlink():  # code/practice/ as a link: nothing is read through it
+        return f"{name} was refused: its folder is a symbolic link"
     try:
         seen = os.lstat(source)
     except FileNotFoundError:
@@ -191,8 +198,7 @@ def copy_regular(source: Path, target: Path) -> str | None:
     return None
 
 
-LEARNER_NAMES = tuple(Path(name).name for name in LEARNER_FILES)  # scoring.py, retriever.py
-COURSE_NAMES = {Path(name).stem for name in PROVIDED} | {"scoring", "retriever"}
+COURSE_NAMES = {Path(name).stem for name in PROVIDED} | {"scoring", "retriever", "practice"}
 
 
 def helpers(code: Path) -> list[str]:
@@ -232,9 +238,11 @@ def collect(submission: Path) -> Collected:
         return Collected(submission.name, [where], found=False, folder=submission)
     collected = Collected(submission.name, [where], folder=code.parent)  # the page says which
     with tempfile.TemporaryDirectory(prefix="memory-lab-collect-") as scratch:
-        for name in (Path(f).name for f in LEARNER_FILES):
-            target = Path(scratch) / name
-            if note := copy_regular(code / name, target):
+        for name in LEARNER_NAMES:  # "scoring.py", ..., "practice/reflection.py"
+            target = Path(scratch) / name.replace("/", "-")
+            if note := copy_regular(code / name, target, name):
+                if "/" in name and os.path.lexists(code / Path(name).name):
+                    note += f" (code/{Path(name).name} is not graded: move it into code/{name})"
                 collected.notes.append(note)
             else:
                 collected.files[name] = target.read_bytes()
@@ -254,8 +262,9 @@ def collect(submission: Path) -> Collected:
 def stage(collected: Collected, folder: Path) -> dict[str, Path]:
     """folder/{own,reference}/: the run folders, each world-readable ({} when none).
 
-    reference/ holds the learner's retriever.py and own modules: its scoring is the
-    parent's proxy. A name that is no learner file and no helper is never written.
+    reference/ holds the learner's retriever.py, practice/ and own modules: its scoring is
+    the parent's proxy. A name that is no learner file and no helper is never written; a
+    learner file's package (practice/) gets an empty __init__.py of the grader's own.
     """
     if not collected.found:
         return {}
@@ -266,10 +275,15 @@ def stage(collected: Collected, folder: Path) -> dict[str, Path]:
     for name, data in collected.files.items():
         if name not in LEARNER_NAMES and not is_helper(name):
             continue
-        (own / name).write_bytes(data)
-        (own / name).chmod(0o644)
-        if name != "scoring.py":
-            shutil.copy2(own / name, reference / name)
+        for run in (own,) if name == "scoring.py" else (own, reference):
+            target = run / name
+            if not target.parent.is_dir():  # run/practice/
+                target.parent.mkdir()
+                target.parent.chmod(0o755)
+                (target.parent / "__init__.py").write_bytes(b"")
+                (target.parent / "__init__.py").chmod(0o644)
+            target.write_bytes(data)
+            target.chmod(0o644)
     return {"own": own, "reference": reference}
 
 
@@ -332,10 +346,11 @@ def import_message(hello: dict, function: str, folder: Path, files: Files) -> st
     name = hello.get("import_error")
     name = name if name in set(MODULE.values()) else "retriever"
     crash = failure({k: v for k, v in hello.items() if k != "import_error"}, function, files)
-    if not (folder / f"{name}.py").is_file():
-        return f"code/{name}.py is missing, so {function} could not be imported or checked"
+    file = REGISTRY.file_of(name)  # code/scoring.py, code/practice/reflection.py
+    if not (folder / file.removeprefix("code/")).is_file():
+        return f"{file} is missing, so {function} could not be imported or checked"
     first = (crash or "").split("\n")[0].replace(f"{function} raised", "it raised")
-    return f"code/{name}.py could not be imported, so {function} cannot be checked: {first}"
+    return f"{file} could not be imported, so {function} cannot be checked: {first}"
 
 
 def hint(

@@ -145,9 +145,7 @@ def _from_record(case, reply, error, hidden: bool) -> tuple[str | None, object]:
 
 
 def _error_name(error: SimpleNamespace) -> str:
-    from grading.judge.verdict import ERRORS  # Python's own classes only: never a learner's
-
-    return error.name if error.name in ERRORS else "another exception"
+    return error.name if error.name in values.ERRORS else "another exception"
 
 
 def judge_objects(cell, ask, files, failure) -> str | None:

@@ -18,6 +18,7 @@ Deliberately left out: numbers (verdict.judge_numbers) and stores (judge_scenari
 
 from __future__ import annotations
 
+import builtins
 import math
 import sys
 from datetime import datetime
@@ -30,6 +31,9 @@ if str(ROOT / "code") not in sys.path:
 from teaching.checks import VALUE_MISTAKES, core
 
 PLAIN = (type(None), bool, int, float, str)
+# The exception names a crash's reply may show: Python's own classes only, never a learner's
+ERRORS = {n for n in dir(builtins) if isinstance(getattr(builtins, n), type)
+          and issubclass(getattr(builtins, n), BaseException)}  # fmt: skip
 MAX_DEPTH = 8  # a reply nested deeper is no answer a check expects
 
 

@@ -3,8 +3,8 @@
 This is the trusted parent. It never imports a learner's file. The cases are the
 formative checks' own tables (teaching/checks/m1_recency.py, ...) and the hidden cells of
 the instructor's notebooks, read by running those cells with collectors in place of
-`run_cases` / `run_scenario`. A worker (grading/sandbox.py) gets one case's inputs at a
-time; what comes back is decoded from JSON and accepted only as plain types (an exact
+`run_cases` / `run_scenario`. A worker (grading/sandbox/worker.py) gets one case's inputs
+at a time; what comes back is decoded from JSON and accepted only as plain types (an exact
 float, ids of the case's own memories, a last_accessed map of floats).
 
 Messages follow the graded-feedback policy: a public case shows its call, expected value
@@ -20,7 +20,6 @@ to the learner's copies.
 
 from __future__ import annotations
 
-import builtins
 import math
 import sys
 from collections.abc import Mapping
@@ -51,8 +50,6 @@ from teaching.checks import m8_reflection as m8
 from teaching.checks import m9_persistence as m9
 
 CLOSE = core.TOLERANCE  # relative 1e-6 (absolute 1e-9 near 0), as the notebooks' checks
-ERRORS = {n for n in dir(builtins) if isinstance(getattr(builtins, n), type)
-          and issubclass(getattr(builtins, n), BaseException)}  # fmt: skip
 TYPES = {"NoneType", "str", "bytes", "list", "tuple", "dict", "set", "bool", "int", "complex"}
 MISTAKES = {
     "recency_score": m1_recency.MISTAKES,
@@ -215,7 +212,7 @@ def failure(reply: dict | None, function: str, files: Files) -> str | None:
     if reply.get("stub") is True:
         return str(core.not_implemented(function))
     if "error" in reply:
-        name = reply["error"] if reply["error"] in ERRORS else "an exception"
+        name = reply["error"] if reply["error"] in values.ERRORS else "an exception"
         own = MISTAKES[function].crashes if function in MISTAKES else {}
         if function in VALUE_MISTAKES:
             own = VALUE_MISTAKES[function].crashes
@@ -316,7 +313,7 @@ def judge_scenario(
     if ids != expected:
         if cell.function != RANKS:
             hint = m4.order_mistake(ids, scenario)
-        else:  # the whole ranking (grading/fresh.py writes each mistake's out in full)
+        else:  # the whole ranking (grading/judge/fresh.py writes each mistake's out in full)
             known = {tuple(i): label for label, i in scenario.mistakes.items()}
             known.setdefault(tuple(expected[::-1]), "sorted worst first: use reverse=True")
             hint = known.get(tuple(ids), "sort every live memory by score, highest first")
@@ -355,27 +352,26 @@ def _scenario_message(cell, call, scenario, got, hint, where) -> str:
     return f"{call}\n  expected: {expected}\n  got:      {got}\n  likely mistake: {hint}\n{where}"
 
 
+def ask_cases(cell: Cell, ask) -> list:
+    """The worker's reply to each case of `cell`, in order, until one cannot pass."""
+    got = []
+    for case in cell.cases:
+        reply = ask(request(cell, case))
+        got.append(reply)
+        if reply is None or reply.get("stub") is True:
+            break  # a dead worker or a stub: the rest cannot pass
+    return got
+
+
 def run_cell(cell: Cell, ask, files: Files, stop_early: bool = True) -> Outcome:
     """Send every case of `cell` to `ask` (a worker's), judge the replies."""
     outcome = Outcome(cell)
     if cell.function in objects.FUNCTIONS:  # memories in or out (optional Milestones 8, 9)
         outcome.message = objects.judge_objects(cell, ask, files, failure) or ""
     elif cell.function in VALUE_MISTAKES:  # an optional milestone's plain values
-        replies = []
-        for case in cell.cases:
-            reply = ask(request(cell, case))
-            replies.append(reply)
-            if reply is None or reply.get("stub") is True:
-                break  # a dead worker or a stub: the rest cannot pass
-        outcome.message = values.judge_values(cell, replies, files, failure) or ""
+        outcome.message = values.judge_values(cell, ask_cases(cell, ask), files, failure) or ""
     elif cell.function in MISTAKES:
-        replies = []
-        for case in cell.cases:
-            reply = ask(request(cell, case))
-            replies.append(reply)
-            if reply is None or reply.get("stub") is True:
-                break  # a dead worker or a stub: the rest cannot pass
-        outcome.message = judge_numbers(cell, replies, files) or ""
+        outcome.message = judge_numbers(cell, ask_cases(cell, ask), files) or ""
     else:
         for scenario in cell.cases:
             message, ids = judge_scenario(cell, scenario, ask(request(cell, scenario)), files)

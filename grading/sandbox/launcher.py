@@ -39,7 +39,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from grading.layout import LEARNER_FILES, ROOT
+from grading.layout import LEARNER_TOP, ROOT
 from grading.sandbox import seccomp
 from grading.sandbox.cgroup import MemoryCgroup
 
@@ -71,15 +71,15 @@ TMP_BYTES = 8 << 20  # the one writable folder, /tmp: a tmpfs of this size
 def provided() -> list[str]:
     """Everything of code/ a learner may import: the student edition's provided modules.
 
-    The release copies these verbatim; only the learner core (scoring.py, retriever.py)
-    differs, and that is never among them (the Milestone 4 run's scoring is a proxy the
-    parent answers: grading/judge/oracle.py).
+    The release copies these verbatim; only the learner's files differ (scoring.py,
+    retriever.py and the whole of practice/, the exercises' reference included), and those
+    are never among them (the Milestone 4 run's scoring is a proxy the parent answers:
+    grading/judge/oracle.py; practice/ is the learner's own staged copy).
     """
-    learner = {Path(name).name for name in LEARNER_FILES}
     return sorted(
         entry.name
         for entry in (ROOT / "code").iterdir()
-        if entry.name not in learner
+        if entry.name not in LEARNER_TOP
         and not entry.name.startswith((".", "__"))
         and (entry.suffix == ".py" or entry.is_dir())
     )

@@ -19,6 +19,7 @@ Deliberately left out: any import of the grading package (this file runs alone).
 """
 
 import builtins
+import importlib
 import json
 import math
 import numbers
@@ -57,14 +58,24 @@ def where(error: BaseException) -> dict:
     the line, from its own copy, and only of a file it staged)."""
     found = {"file": None, "line": None}
     if isinstance(error, SyntaxError) and error.filename:
-        name = os.path.basename(error.filename)
+        name = staged(error.filename) or os.path.basename(error.filename)
         if name.endswith(".py"):
             return {"file": name, "line": error.lineno}
     for frame in traceback.extract_tb(error.__traceback__):
-        name = os.path.basename(frame.filename or "")
-        if name.endswith(".py") and os.path.dirname(frame.filename) == LEARNER:
+        name = staged(frame.filename or "")
+        if name and name.endswith(".py"):
             found = {"file": name, "line": frame.lineno}
     return found
+
+
+def staged(filename: str) -> str | None:
+    """'practice/reflection.py' for a file the learner's folder holds, else None."""
+    if os.path.dirname(filename) == LEARNER:
+        return os.path.basename(filename)
+    folder, name = os.path.split(os.path.dirname(filename)), os.path.basename(filename)
+    if folder[0] == LEARNER and folder[1].isidentifier():  # one package down: practice/
+        return f"{folder[1]}/{name}"
+    return None
 
 
 def crash(error: BaseException) -> dict:
@@ -316,7 +327,7 @@ def main() -> None:
         sys.modules["scoring"] = proxy()
     for name in config["modules"]:
         try:
-            MODULES[name] = __import__(name)
+            MODULES[name] = importlib.import_module(name)  # "scoring", "practice.reflection"
         except BaseException as error:
             reply = {"import_error": name, **crash(error)}
             channel.write(json.dumps(reply) + "\n")

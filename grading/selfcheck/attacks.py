@@ -377,6 +377,13 @@ LINKS = [
         solved=(),
         links={"code": "__ROOT__/code"},
     ),
+    Submission(  # the optional milestones' folder a link to the reference's: read nothing
+        "attack-symlinked-practice-folder",
+        frozenset(EVERYTHING),
+        "its folder is a symbolic link",
+        solved=(),
+        links={"code/practice": "__ROOT__/code/practice"},
+    ),
 ]
 # Graded once with full marks (written straight into the gradebook), then resubmitted
 # with a scoring.py that kills its worker: the regrade must start from zero.

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 S, R = "code/scoring.py", "code/retriever.py"
-P, F = "code/importance_parsing.py", "code/forgetting_rule.py"  # optional Milestones 6, 7
-G, J = "code/reflection.py", "code/persistence.py"  # optional Milestones 8, 9
+P, F = "code/practice/importance_parsing.py", "code/practice/forgetting_rule.py"  # optional 6, 7
+G, J = "code/practice/reflection.py", "code/practice/persistence.py"  # optional 8, 9
 
 RECENCY = {"check_recency_score", "check_recency_score_hidden"}
 IMPORTANCE = {"check_importance_score", "check_importance_score_hidden"}
@@ -283,7 +283,7 @@ SUBMISSIONS = [
     Submission(
         "optional-milestones-not-done",
         frozenset(STRETCH),
-        "not implemented yet: open code/importance_parsing.py, optional Milestone 6",
+        "not implemented yet: open code/practice/importance_parsing.py, optional Milestone 6",
         solved=(S, R),
     ),
     wrong(

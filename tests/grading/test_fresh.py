@@ -15,16 +15,13 @@ import random
 
 import pytest
 
-import forgetting_rule
-import importance_parsing
-import persistence
-import reflection
 import retriever
 import scoring
 from grading.judge.fresh import VARIANTS, fresh_cells, mistaken, seeded
 from grading.judge.objects import FUNCTIONS as OBJECTS
 from grading.judge.verdict import CELLS, RANKS, TOP_SIGNALS, request, run_cell
 from grading.layout import ROOT
+from practice import forgetting_rule, importance_parsing, persistence, reflection
 from teaching.checks import VALUE_MISTAKES
 from teaching.checks.core import NOW
 
@@ -39,8 +36,8 @@ def asker():
     spec.loader.exec_module(worker)
     worker.LEARNER = str(ROOT / "code")
     worker.MODULES.update(scoring=scoring, retriever=retriever)
-    worker.MODULES.update(importance_parsing=importance_parsing, forgetting_rule=forgetting_rule)
-    worker.MODULES.update(reflection=reflection, persistence=persistence)
+    for module in (importance_parsing, forgetting_rule, reflection, persistence):
+        worker.MODULES[module.__name__] = module  # "practice.reflection": the registry's name
     return lambda req: json.loads(json.dumps(worker.answer(json.loads(json.dumps(req)))))
 
 

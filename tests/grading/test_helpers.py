@@ -1,5 +1,5 @@
 """A learner's own modules: every .py handed in at the top of code/ is staged read-only
-beside the two learner files and may be imported, so an honest helper costs nothing; a
+beside the learner files and may be imported, so an honest helper costs nothing; a
 file named like a module the course provides is not staged (the course's is imported).
 """
 
@@ -26,7 +26,8 @@ def reference(tmp_path: Path) -> Path:
     code = tmp_path / "ana" / "code"
     code.mkdir(parents=True)
     for name in LEARNER_FILES:  # the learner core and the optional milestones' files
-        shutil.copy(ROOT / name, code / Path(name).name)
+        (code.parent / name).parent.mkdir(exist_ok=True)  # code/practice/
+        shutil.copy(ROOT / name, code.parent / name)
     return code
 
 
@@ -56,10 +57,10 @@ def test_a_module_named_like_the_course_own_is_not_staged_and_the_course_one_is_
     assert set(collected.files) == {
         "scoring.py",
         "retriever.py",
-        "importance_parsing.py",
-        "forgetting_rule.py",
-        "reflection.py",
-        "persistence.py",
+        "practice/importance_parsing.py",
+        "practice/forgetting_rule.py",
+        "practice/reflection.py",
+        "practice/persistence.py",
         "mymath.py",
     }
     assert grade(code.parent).core == 31
@@ -75,3 +76,27 @@ def test_names_from_a_queue_row_are_staged_only_when_they_are_module_files(tmp_p
         "mymath.py", "retriever.py", "scoring.py"]  # fmt: skip
     assert sorted(p.name for p in folders["reference"].iterdir()) == ["mymath.py", "retriever.py"]
     assert not (tmp_path / "escape.py").exists()
+
+
+def test_a_symlinked_practice_folder_is_never_read_through(tmp_path):
+    code = reference(tmp_path)
+    shutil.rmtree(code / "practice")
+    (code / "practice").symlink_to(ROOT / "code" / "practice")  # the reference solution
+    collected = collect(code.parent)
+    assert sorted(collected.files) == ["retriever.py", "scoring.py"]
+    assert "code/practice/reflection.py was refused: its folder is a symbolic link" in (
+        collected.notes
+    )
+
+
+def test_the_practice_files_are_staged_as_a_package_of_the_graders_own(tmp_path):
+    rows = {"practice/reflection.py": b"x = 1\n", "practice/../escape.py": b"",
+            "practice/__init__.py": b"import os\n", "retriever.py": b""}  # fmt: skip
+    folder = tmp_path / "scratch"
+    folder.mkdir()
+    folders = stage(Collected("ana", [], rows), folder)
+    for run in ("own", "reference"):
+        assert sorted(p.name for p in (folders[run] / "practice").iterdir()) == [
+            "__init__.py", "reflection.py"]  # fmt: skip
+        assert (folders[run] / "practice" / "__init__.py").read_bytes() == b""
+    assert not (folder / "escape.py").exists() and not (tmp_path / "escape.py").exists()

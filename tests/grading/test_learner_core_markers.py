@@ -17,14 +17,14 @@ import nbformat
 import pytest
 from nbgrader.preprocessors import ClearSolutions
 
-from teaching.milestones import EXERCISES, MILESTONES
+from teaching.milestones import EXERCISES, MILESTONES, file_of
 
 CODE = Path(__file__).resolve().parents[2] / "code"
 LEARNER_CORE: dict[str, list[str]] = {}  # "scoring.py" -> its learner functions, in order
-for _row in MILESTONES.values():
-    LEARNER_CORE.setdefault(f"{_row.module}.py", []).append(_row.name)
+for _row in MILESTONES.values():  # "practice/reflection.py": the file, under code/
+    LEARNER_CORE.setdefault(file_of(_row.module).removeprefix("code/"), []).append(_row.name)
 for _name, (_module, _notebook) in EXERCISES.items():  # checked in a notebook, not graded
-    LEARNER_CORE.setdefault(f"{_module}.py", []).append(_name)
+    LEARNER_CORE.setdefault(file_of(_module).removeprefix("code/"), []).append(_name)
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 
 
@@ -84,11 +84,12 @@ def student_modules(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     modules = {}
     for filename in LEARNER_CORE:
-        spec = importlib.util.spec_from_file_location(filename[:-3], tmp_path / filename)
+        name = filename[:-3].replace("/", ".")  # "practice.reflection"
+        spec = importlib.util.spec_from_file_location(name, tmp_path / filename)
         module = importlib.util.module_from_spec(spec)
-        monkeypatch.setitem(sys.modules, filename[:-3], module)
+        monkeypatch.setitem(sys.modules, name, module)
         spec.loader.exec_module(module)
-        modules[filename[:-3]] = module
+        modules[name] = module
     return tmp_path, modules  # monkeypatch puts the real modules back afterwards
 
 

@@ -14,11 +14,10 @@ import types
 
 import pytest
 
-import persistence
-import reflection
 from grading.judge.oracle import Oracle
 from grading.judge.verdict import CELLS, request, run_cell
-from grading.layout import ROOT
+from grading.layout import REGISTRY, ROOT
+from practice import persistence, reflection
 
 CELL = {cell.id: cell for cell in CELLS if cell.milestone in (8, 9)}
 
@@ -30,12 +29,12 @@ def asker(**modules):
     worker = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(worker)
     worker.LEARNER = str(ROOT / "code")
-    worker.MODULES.update({"reflection": reflection, "persistence": persistence, **modules})
+    worker.MODULES.update({m.__name__: m for m in (reflection, persistence)} | modules)
     return lambda req: json.loads(json.dumps(worker.answer(json.loads(json.dumps(req)))))
 
 
 def edited(module, old: str, new: str) -> types.ModuleType:
-    source = (ROOT / "code" / f"{module.__name__}.py").read_text()
+    source = (ROOT / REGISTRY.file_of(module.__name__)).read_text()
     assert source.count(old) == 1, old
     mistaken = types.ModuleType(module.__name__)
     exec(compile(source.replace(old, new), module.__name__, "exec"), mistaken.__dict__)
@@ -132,3 +131,11 @@ def test_the_oracle_answers_relevance_only_between_the_cases_own_memories():
     assert oracle.answer({**mine, "args": [[1.0, 0.0], [0.0, 1.0]]}) == {"value": 0.0}
     assert oracle.answer({**mine, "args": [[2.0, 3.0], [1.0, 1.0]]}) == {"refused": True}
     assert len(oracle.scores()["answers"]) == 9  # every ordered pair of its three memories
+
+
+def test_the_milestone_run_on_the_reference_scoring_names_a_graded_module():
+    from grading.judge.grader import ON_REFERENCE_SCORING, STRETCH_MODULES
+
+    # a name the registry does not use would quietly run reflection on the learner's scoring
+    assert set(ON_REFERENCE_SCORING) <= set(STRETCH_MODULES)
+    assert "practice.reflection" in ON_REFERENCE_SCORING

@@ -24,7 +24,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from teaching.milestones import EXERCISES, MILESTONES
+from teaching.milestones import EXERCISES, MILESTONES, file_of
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -41,7 +41,7 @@ def learners_to_write(name: str) -> bool:
     if name not in LEARNER:
         return False
     module = LEARNER[name][0]
-    source = (ROOT / "code" / f"{module}.py").read_text()
+    source = (ROOT / file_of(module)).read_text()
     lines = source.splitlines()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.FunctionDef) and node.name == name:

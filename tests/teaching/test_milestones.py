@@ -100,7 +100,7 @@ def test_the_optional_milestones_are_the_stretch_rows():
         "memory_from_record",
     }
     assert MILESTONES["should_forget"].where == (
-        "code/forgetting_rule.py, optional Milestone 7 (07e_forgetting.ipynb)"
+        "code/practice/forgetting_rule.py, optional Milestone 7 (07e_forgetting.ipynb)"
     )
     assert CORE_FILES == ("code/scoring.py", "code/retriever.py")
 
@@ -138,10 +138,10 @@ def test_the_grader_reads_the_same_table():
     assert LEARNER_FILES[:4] == (
         "code/scoring.py",
         "code/retriever.py",
-        "code/importance_parsing.py",
-        "code/forgetting_rule.py",
+        "code/practice/importance_parsing.py",
+        "code/practice/forgetting_rule.py",
     )
-    assert {"code/reflection.py", "code/persistence.py"} <= set(LEARNER_FILES)
+    assert {"code/practice/reflection.py", "code/practice/persistence.py"} <= set(LEARNER_FILES)
     assert {f"{nb.name}.ipynb": nb.milestone for nb in layout.GRADED} == NOTEBOOKS
 
 

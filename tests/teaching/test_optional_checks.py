@@ -8,7 +8,9 @@ while they are stubs, and the chat's own export never needs them.
 
 from __future__ import annotations
 
+import ast
 import copy
+import dataclasses
 import io
 import json
 import random
@@ -17,13 +19,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import persistence
 from base.unwritten import NotWrittenYet
 from embedding_helpers import Embedder
 from extensions import consolidation
 from memory_store import Memory, MemoryStore
-from persistence import RECORD_FIELDS, memory_from_record, memory_to_record
-from reflection import reflection_groups
+from practice import persistence
+from practice.persistence import RECORD_FIELDS, memory_from_record, memory_to_record
+from practice.reflection import reflection_groups
 from scoring import relevance_score
 from storage.sqlite_store import PersistentMemoryStore, export_jsonl
 from teaching import checks
@@ -146,7 +148,7 @@ def test_a_wrong_reflection_fails_naming_its_slip(mistake, wrong):
     message = str(failed.value)
     assert "expected:" in message and "got:" in message
     assert mistake in message
-    assert "code/reflection.py, optional Milestone 8 (07d_consolidation.ipynb)" in message
+    assert "code/practice/reflection.py, optional Milestone 8 (07d_consolidation.ipynb)" in message
 
 
 def test_the_first_fit_slip_is_named():
@@ -226,7 +228,7 @@ def test_a_wrong_memory_to_record_fails_naming_its_slip(mistake, slip):
         checks.check_memory_to_record(to_record(**{slip: True}))
     message = str(failed.value)
     assert mistake in message and "expected:" in message
-    assert "code/persistence.py, optional Milestone 9 (07h_persistence.ipynb)" in message
+    assert "code/practice/persistence.py, optional Milestone 9 (07h_persistence.ipynb)" in message
 
 
 def from_record(**slip):
@@ -278,9 +280,9 @@ def test_a_wrong_memory_from_record_fails_naming_its_slip(mistake, slip):
 @pytest.mark.parametrize(
     ("check", "where"),
     [
-        (checks.check_reflection_groups, "code/reflection.py, optional Milestone 8"),
-        (checks.check_memory_to_record, "code/persistence.py, optional Milestone 9"),
-        (checks.check_memory_from_record, "code/persistence.py, optional Milestone 9"),
+        (checks.check_reflection_groups, "code/practice/reflection.py, optional Milestone 8"),
+        (checks.check_memory_to_record, "code/practice/persistence.py, optional Milestone 9"),
+        (checks.check_memory_from_record, "code/practice/persistence.py, optional Milestone 9"),
     ],
 )
 def test_a_stub_is_reported_as_not_implemented_with_its_file_and_optional_milestone(check, where):
@@ -341,11 +343,12 @@ def leak_store() -> tuple[MemoryStore, Embedder]:
 
 def test_consolidation_says_which_optional_milestone_it_waits_for(monkeypatch):
     monkeypatch.setattr(
-        consolidation, "reflection_groups", stub("reflection_groups", "reflection.py")
+        consolidation, "reflection_groups", stub("reflection_groups", "practice/reflection.py")
     )
     store, embedder = leak_store()
     with pytest.raises(
-        NotWrittenYet, match="reflection_groups; open code/reflection.py, optional Milestone 8"
+        NotWrittenYet,
+        match="reflection_groups; open code/practice/reflection.py, optional Milestone 8",
     ):
         consolidation.consolidate(store, embedder, NOW)
     assert all(m.superseded_by is None for m in store)  # nothing was written
@@ -366,11 +369,14 @@ def test_consolidation_groups_with_the_learners_function(monkeypatch):
 
 
 def test_the_chats_export_needs_no_learner_function(monkeypatch, tmp_path):
-    monkeypatch.setattr(persistence, "memory_to_record", stub("memory_to_record", "persistence.py"))
+    monkeypatch.setattr(
+        persistence, "memory_to_record", stub("memory_to_record", "practice/persistence.py")
+    )
     store, _ = leak_store()
     assert export_jsonl(store, tmp_path / "chat.jsonl") == 5  # storage's own: Memory.to_dict
     with pytest.raises(
-        NotWrittenYet, match="memory_to_record; open code/persistence.py, optional Milestone 9"
+        NotWrittenYet,
+        match="memory_to_record; open code/practice/persistence.py, optional Milestone 9",
     ):
         persistence.export_jsonl(store, tmp_path / "mine.jsonl")
     assert not (tmp_path / "mine.jsonl").exists()  # no half file
@@ -378,7 +384,7 @@ def test_the_chats_export_needs_no_learner_function(monkeypatch, tmp_path):
 
 def test_import_waits_for_memory_from_record(monkeypatch):
     monkeypatch.setattr(
-        persistence, "memory_from_record", stub("memory_from_record", "persistence.py")
+        persistence, "memory_from_record", stub("memory_from_record", "practice/persistence.py")
     )
     line = json.dumps(memory_to_record(leak_store()[0].get("m1")))
     with pytest.raises(NotWrittenYet, match="optional Milestone 9"):
@@ -454,8 +460,8 @@ def test_progress_lists_the_optional_milestones_apart():
     assert "All 5 milestones pass." in text
     assert "Optional milestones: 4 of 5 functions pass." in text
     assert (
-        "Optional: implement reflection_groups in code/reflection.py, optional Milestone 8 "
-        "(07d_consolidation.ipynb)." in text
+        "Optional: implement reflection_groups in code/practice/reflection.py, optional "
+        "Milestone 8 (07d_consolidation.ipynb)." in text
     )
     assert "optional Milestone 8  reflection_groups" in text
 
@@ -466,3 +472,13 @@ def test_an_empty_prediction_asks_for_one_without_stopping_the_notebook(capsys):
     out = capsys.readouterr().out
     assert "no prediction yet: set my_groups" in out and "no prediction yet: set my_refused" in out
     assert ladder.tries("07d.groups") == ladder.tries("07h.refused") == 0
+
+
+def test_the_records_fields_are_the_memorys_in_the_check_and_the_learners_file():
+    # one source: the provided Memory's fields; the learner's RECORD_FIELDS is a copy to
+    # read, which the check never imports (an edited copy must not move what it expects)
+    assert m9.FIELDS == tuple(f.name for f in dataclasses.fields(Memory)) == RECORD_FIELDS
+    source = ast.parse(Path(m9.__file__).read_text(encoding="utf-8"))
+    imported = {n.module for n in ast.walk(source) if isinstance(n, ast.ImportFrom)}
+    imported |= {a.name for n in ast.walk(source) if isinstance(n, ast.Import) for a in n.names}
+    assert not any(name.split(".")[0] == "practice" for name in imported if name), imported

@@ -1,4 +1,4 @@
-"""The exercises of notebooks 07b-10 (code/exercises.py) and their checks.
+"""The exercises of notebooks 07b-10 (code/practice/exercises.py) and their checks.
 
 The reference passes every check; each modelled slip, and slips written the way a
 learner would (a changed line of the reference), is named on the first wrong try without
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-import exercises
+from practice import exercises
 from teaching.checks import ladder, practice
 from teaching.checks.core import CheckFailed, NotImplementedYet
 from teaching.milestones import EXERCISES
@@ -36,7 +36,9 @@ def fresh_ladder():
 
 
 def test_every_exercise_of_the_file_has_a_check_and_a_row():
-    assert set(CHECKS) == {n for n, (module, _) in EXERCISES.items() if module == "exercises"}
+    assert set(CHECKS) == {
+        n for n, (module, _) in EXERCISES.items() if module == "practice.exercises"
+    }
 
 
 @pytest.mark.parametrize("name", sorted(CHECKS))
@@ -84,7 +86,10 @@ def test_each_slip_is_named_first_without_the_expected_answer(name, i):
     message = str(first.value)
     assert said in message, message
     assert "expected:" not in message and "next step" not in message
-    assert f"code/exercises.py, notebook {EXERCISES[name][1].split('_')[0]}'s exercise" in message
+    assert (
+        f"code/practice/exercises.py, notebook {EXERCISES[name][1].split('_')[0]}'s exercise"
+        in message
+    )
 
 
 @pytest.mark.parametrize("name", sorted(CHECKS))
@@ -119,10 +124,12 @@ def test_a_crash_names_the_line_of_the_learners_file(tmp_path, monkeypatch):
     def crashes(costs, budget, summary_cost):
         return [costs[0] / 0]
 
-    crashes.__code__ = crashes.__code__.replace(co_filename=str(tmp_path / "exercises.py"))
+    crashes.__code__ = crashes.__code__.replace(
+        co_filename=str(tmp_path / "practice" / "exercises.py")
+    )
     with pytest.raises(CheckFailed, match="ZeroDivisionError") as failed:
         practice.check_fit_in_budget(crashes)
-    assert "at code/exercises.py, line" in str(failed.value)
+    assert "at code/practice/exercises.py, line" in str(failed.value)
     assert "likely slip" in str(failed.value)
 
 
@@ -139,7 +146,7 @@ def test_an_answer_no_slip_explains_is_still_reported():
 
 def test_the_expected_values_are_tables_not_a_function_a_learner_could_call():
     text = Path(practice.__file__).read_text()
-    assert "import exercises" not in text and "from exercises" not in text
+    assert "import practice" not in text and "from practice" not in text
 
 
 @pytest.mark.parametrize(

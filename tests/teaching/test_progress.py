@@ -120,7 +120,10 @@ def test_when_the_core_passes_progress_offers_the_optional_milestones():
     ]
     text = report(outcomes)
     assert "All 5 milestones pass." in text
-    assert "Optional: implement parse_importance in code/importance_parsing.py, optional " in text
+    assert (
+        "Optional: implement parse_importance in code/practice/importance_parsing.py, optional "
+        in text
+    )
     assert any(
         line.split()[:5] == ["optional", "Milestone", "7", "should_forget", "todo"]
         for line in text.splitlines()

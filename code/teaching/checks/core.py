@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 
 from base.defaults import COURSE_NOW
 from base.units import SECONDS_PER_HOUR
-from teaching.milestones import LEARNER_FILES, MILESTONES, where
+from teaching.milestones import LEARNER_FILES, MILESTONES, file_of, where
 
 HOUR = SECONDS_PER_HOUR
 NOW = COURSE_NOW  # the course examples' fixed "now", epoch seconds
@@ -68,14 +68,14 @@ def learner_function(name: str) -> Callable:
         module = importlib.import_module(module_name)
     except Exception as error:  # whatever the file raised: the learner needs to know
         raise CheckFailed(
-            f"code/{module_name}.py could not be imported, so {name} cannot be checked:\n"
+            f"{file_of(module_name)} could not be imported, so {name} cannot be checked:\n"
             f"  {type(error).__name__}: {error}\n"
             f"  (fix it in {where(name)})"
         ) from None
     function = getattr(module, name, None)
     if not callable(function):
         raise CheckFailed(
-            f"code/{module_name}.py has no function {name}: keep its name and signature "
+            f"{file_of(module_name)} has no function {name}: keep its name and signature "
             f"as given ({where(name)})"
         )
     return function

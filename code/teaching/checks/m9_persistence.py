@@ -22,6 +22,7 @@ Deliberately left out: the reference solution; only answers and slips are writte
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Callable
@@ -29,19 +30,10 @@ from collections.abc import Callable
 from memory_store import Memory
 from teaching.checks.core import Case, CheckFailed, Crash, attempt, learner_function, passed, report
 
-FIELDS = (
-    "id",
-    "text",
-    "kind",
-    "created_at",
-    "last_accessed",
-    "importance",
-    "embedding",
-    "embedding_model",
-    "superseded_by",
-    "metadata",
-    "user_id",
-)
+# Every key of a record: the provided Memory's fields, in their order. Read from
+# memory_store, never from the learner's practice/persistence.py: a RECORD_FIELDS edited
+# there must not move what this check expects (a test holds the two equal).
+FIELDS = tuple(field.name for field in dataclasses.fields(Memory))
 F32_TENTH = 0.10000000149011612  # 0.1 as a float32 holds it
 F32_THIRD = 0.3333333432674408  # 1/3 as a float32 holds it
 

@@ -1,4 +1,4 @@
-"""The exercises of notebooks 07b-10 (code/exercises.py), checked on case tables.
+"""The exercises of notebooks 07b-10 (code/practice/exercises.py), checked on case tables.
 
 Each exercise is one small function of yours; its check runs it on a table of cases
 with known answers and, when an answer is off, names the likely slip, climbing the
@@ -29,9 +29,9 @@ from typing import Any, NamedTuple
 
 from teaching.checks import ladder
 from teaching.checks.core import HOUR, NOW, CheckFailed, NotImplementedYet
-from teaching.milestones import EXERCISES
+from teaching.milestones import EXERCISES, file_of
 
-MODULE = "exercises"
+FILE = file_of("practice.exercises")  # code/practice/exercises.py
 
 
 class Case(NamedTuple):
@@ -53,7 +53,7 @@ class Slip(NamedTuple):
 
 def where(name: str) -> str:
     module, notebook = EXERCISES[name]
-    return f"code/{module}.py, notebook {notebook.split('_')[0]}'s exercise ({notebook})"
+    return f"{file_of(module)}, notebook {notebook.split('_')[0]}'s exercise ({notebook})"
 
 
 def learner(name: str) -> Callable:
@@ -62,7 +62,7 @@ def learner(name: str) -> Callable:
         module = importlib.import_module(EXERCISES[name][0])
     except Exception as error:  # whatever the file raised: the learner needs to know
         raise CheckFailed(
-            f"code/{EXERCISES[name][0]}.py could not be imported, so {name} cannot be "
+            f"{file_of(EXERCISES[name][0])} could not be imported, so {name} cannot be "
             f"checked:\n  {type(error).__name__}: {error}\n  (fix it in {where(name)})"
         ) from None
     function = getattr(module, name, None)
@@ -79,10 +79,10 @@ def not_written(name: str) -> NotImplementedYet:
 
 
 def crashed(name: str, call: str, error: Exception) -> CheckFailed:
-    """A crash in the learner's function: the error and the line of exercises.py that raised it."""
+    """A crash in the learner's function: the error and the line of its file that raised it."""
     frames = [f for f in traceback.extract_tb(error.__traceback__)
-              if f.filename.replace("\\", "/").endswith(f"/{MODULE}.py")]  # fmt: skip
-    at = f"\n  at code/{MODULE}.py, line {frames[-1].lineno}: `{(frames[-1].line or '').strip()}`"
+              if f.filename.replace("\\", "/").endswith(FILE.removeprefix("code"))]  # fmt: skip
+    at = f"\n  at {FILE}, line {frames[-1].lineno}: `{(frames[-1].line or '').strip()}`"
     return CheckFailed(
         f"{call}\n  got: {type(error).__name__}: {error}{at if frames else ''}\n"
         f"  likely slip: read the error and the line above, then the TODO's rules again\n"
