@@ -60,6 +60,9 @@ USER_LIMITS = {  # what create_user sets on each user's role (an administrator m
     "work_mem": "4MB",
     "temp_file_limit": "64MB",
 }
+# the limits whose breach ends the session itself (FATAL), so the client sees only a
+# closed connection: a lost connection names the one whose time had run out
+SESSION_ENDING_LIMITS = ("transaction_timeout",)
 # subtle: of USER_LIMITS only temp_file_limit is a superuser-only setting, which a user's
 # role cannot raise; the others are the role's defaults, which its own SET changes
 # (PostgreSQL has no way to fix a user-settable parameter): docs/postgres.md says what
@@ -195,12 +198,17 @@ def _open_raw(url: str):
     except psycopg.Error as error:
         db.close()
         raise PostgresStoreError(f"{safe_url(url)}: {_cause(error)}") from None
-    # the store's SQL (storage/store.py) names its tables as SQLite does: memories, users
-    db.execute(
-        "SELECT set_config('search_path', %s || ', ' || current_setting('search_path'), false)",
+    # the store's SQL (storage/store.py) names its tables as SQLite does: memories, users;
+    # the same statement reads the session's time limits, which a lost connection may name
+    limits = db.execute(
+        "SELECT set_config('search_path', %s || ', ' || current_setting('search_path'), false), "
+        + ", ".join(
+            f"(SELECT setting::bigint FROM pg_settings WHERE name = '{name}')"
+            for name in SESSION_ENDING_LIMITS
+        ),
         (SCHEMA,),
-    )
-    return db
+    ).fetchone()[1:]
+    return db, dict(zip(SESSION_ENDING_LIMITS, limits))
 
 
 class Connection:
@@ -221,7 +229,8 @@ class Connection:
         self.url = url
         self.where = safe_url(url)
         self.reconnects = 0  # how many times a lost connection was reopened
-        self._raw = _open_raw(url)
+        self._raw, self._limits = _open_raw(url)
+        self._began = time.monotonic()  # when the open transaction began
         self._lost = False  # broken inside a transaction: the next BEGIN reconnects
         self._read_only = False  # the open transaction began READ ONLY
 
@@ -261,6 +270,7 @@ class Connection:
             return self._commit()
         if text.startswith("BEGIN"):
             self._read_only = "READ ONLY" in text
+            self._began = time.monotonic()
         idle = not self.in_transaction()
         try:
             return self._raw.execute(query, params)
@@ -353,7 +363,7 @@ class Connection:
         delay, deadline = 0.05, time.monotonic() + RECONNECT_SECONDS
         while True:
             try:
-                self._raw = _open_raw(self.url)
+                self._raw, self._limits = _open_raw(self.url)
                 break
             except PostgresStoreError as error:
                 if time.monotonic() + delay > deadline:
@@ -370,8 +380,23 @@ class Connection:
         return ConnectionLost(
             f"the connection to {self.where} was lost ({_cause(error)}) inside a "
             "transaction, which the server rolled back: nothing of it was written; the "
-            "next call reconnects"
+            f"next call reconnects{self._limit_reached()}"
         )
+
+    def _limit_reached(self) -> str:
+        """Why the server may have ended the session: a transaction that outlived the
+        role's transaction_timeout (one extend of very many memories on a busy machine)."""
+        limit = self._limits.get("transaction_timeout") or 0  # milliseconds; 0: none
+        took = time.monotonic() - self._began
+        if limit and took >= limit / 1000:
+            return (
+                f". The transaction had run {took:.0f} s, and this role's transaction_timeout "
+                f"is {limit / 1000:g} s: the server ends a session whose transaction runs "
+                "longer. Write in smaller transactions (store.extend of fewer memories at "
+                "a time), or have the administrator raise the role's transaction_timeout "
+                "(create_user(..., transaction_timeout=...))"
+            )
+        return ""
 
 
 class _Cursor:

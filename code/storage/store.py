@@ -43,6 +43,7 @@ keep the links whole, so opening need not read every row).
 from __future__ import annotations
 
 import copy
+import gc
 import json
 import weakref
 from collections.abc import Iterator, Mapping
@@ -107,7 +108,7 @@ class DatabaseStore(MemoryStore):
         # subtle: held weakly, so a scan over every memory keeps none of them alive; a memory
         # with unsaved changes is held by _dirty (and a block's journal) until it is saved.
         # When a memory dies, what was kept of it (its row's values, vector included) goes too.
-        self._memories = _HeldWeakly(weakref.WeakMethod(self._let_go))
+        self._memories = _Held(weakref.WeakMethod(self._collected))
         self._saved: dict[str, tuple] = {}  # id -> the FIELDS values of its row, as last read
         self._versions: dict[str, object] = {}  # id -> its row's version then (None: unknown)
         self._dirty: dict[str, Memory] = {}  # memories assigned a field since their last save
@@ -115,6 +116,9 @@ class DatabaseStore(MemoryStore):
         self._counting: list | None = None  # this transaction's change to position_counts
         self._block_open = False  # inside store.transaction(): one transaction for the block
         self._writing = False  # inside a write transaction: reads lock the rows they check
+        # the ids this write transaction inserted (a list, so a failed step drops its own)
+        self._inserted: list[str] = []
+        self._inserted_ids: set[str] = set()
         self._id_at = self.columns.index("id")
         self._changed_ids: list[str] = []  # ids of rows this store wrote, in order (capped)
         self._changed_base = 0  # how many ids were dropped from the front of _changed_ids
@@ -186,6 +190,7 @@ class DatabaseStore(MemoryStore):
                 "nothing more of the block is written, and the block is rolled back"
             )
         pending = None if self._counting is None else list(self._counting)
+        inserted = len(self._inserted)
         try:
             if nested:
                 self._run("SAVEPOINT step")  # a failed step is undone alone: the block goes on
@@ -193,12 +198,14 @@ class DatabaseStore(MemoryStore):
                 self._begin(read_only)
                 self._writing = not read_only
                 self._counting = None
+                self._forget_inserted(0)
             yield
             if not nested and self._counting is not None:
                 self._write_counts()  # last: every row lock this transaction takes comes first
             self._run("RELEASE SAVEPOINT step" if nested else "COMMIT")
         except BaseException as error:
             self._counting = pending if nested else None
+            self._forget_inserted(inserted if nested else 0)
             if self._transaction_open():
                 with suppress(Exception):  # the first error says more than a failed rollback
                     self._run("ROLLBACK TO SAVEPOINT step" if nested else "ROLLBACK")
@@ -210,8 +217,15 @@ class DatabaseStore(MemoryStore):
             if not nested:
                 self._writing = False
                 self._counting = None
+                self._forget_inserted(0)
         if not (nested or read_only):
             self._after_commit()
+
+    def _forget_inserted(self, keep: int) -> None:
+        """Keep only the first `keep` ids of this transaction's inserts (a step rolled back)."""
+        for memory_id in self._inserted[keep:]:
+            self._inserted_ids.discard(memory_id)
+        del self._inserted[keep:]
 
     @contextmanager
     def _write_block(self) -> Iterator[None]:
@@ -239,12 +253,6 @@ class DatabaseStore(MemoryStore):
             self._dirty[memory.id] = memory  # its fields are as before: save() compares
         elif memory.id not in self._memories:
             self._forget(memory.id)
-
-    def _let_go(self, memory_id: str) -> None:
-        """`memory_id`'s memory died (nobody refers to it): its row's values are not kept."""
-        if memory_id not in self._memories and memory_id not in self._dirty:
-            self._saved.pop(memory_id, None)
-            self._versions.pop(memory_id, None)
 
     def _wrote_rows(self, memory_ids) -> None:
         """Inside a write: this store inserted, updated or deleted the rows of `memory_ids`
@@ -336,17 +344,36 @@ class DatabaseStore(MemoryStore):
         self._saved[memory_id], self._versions[memory_id] = tuple(kept), version
         return held
 
+    def _collected(self, memory_id: str) -> None:
+        """A memory handed out was collected: what was kept of its row goes too (its vector
+        among it), unless another memory of that id is held or it has unsaved changes."""
+        if memory_id not in self._memories and memory_id not in self._dirty:
+            self._saved.pop(memory_id, None)
+            self._versions.pop(memory_id, None)
+
     def _prune(self) -> None:
         """Forget what was kept of memories no longer held (nobody refers to them): amortised
         O(1) a memory, so a scan's bookkeeping does not outlive the memories it read."""
         if len(self._saved) > 2 * len(self._memories) + 256:
-            for memory_id in [i for i in self._saved if i not in self._memories]:
+            # subtle: list() copies the keys in one step; a collection inside the loop may
+            # call _collected, which changes _saved
+            for memory_id in [i for i in list(self._saved) if i not in self._memories]:
                 if memory_id not in self._dirty:
                     self._saved.pop(memory_id, None)
                     self._versions.pop(memory_id, None)
 
     def _lookup(self, memory_id: str) -> Memory | None:
-        """The memory `memory_id` as the database holds it now (locked inside a write)."""
+        """The memory `memory_id` as the database holds it now (locked inside a write).
+
+        A row this write transaction inserted, of a memory not changed since, is that
+        memory: nobody else sees the row before the commit, so it is not read again (a
+        commit's link check of an extend of 10,000 memories would read them all, one
+        statement each, inside the transaction).
+        """
+        if memory_id in self._inserted_ids and memory_id not in self._dirty:
+            held = self._memories.get(memory_id)
+            if held is not None:
+                return held
         with self._transaction(read_only=True):
             row = self._run(self._select("id = ?", lock=True), (self.user_id, memory_id)).fetchone()
             memory = None if row is None else self._from_row(row)
@@ -1021,6 +1048,9 @@ class DatabaseStore(MemoryStore):
         self._count(added=[memory.embedding for memory, _ in pairs])
         for (memory, saved), row in zip(pairs, rows):
             self._saved[memory.id], self._versions[memory.id] = saved, self._version_of(row)
+        if self._writing:
+            self._inserted.extend(memory.id for memory, _ in pairs)
+            self._inserted_ids.update(memory.id for memory, _ in pairs)
 
     def _claim_model(self) -> None:
         """Record this user's embedding model, or refuse if another process recorded another."""
@@ -1067,25 +1097,62 @@ def _packed(counts) -> bytes:
     return np.asarray(counts, dtype="<i4").tobytes()
 
 
-class _HeldWeakly(weakref.WeakValueDictionary):
-    """id -> memory, held weakly, calling `let_go(id)` (a weak method) when a memory dies."""
+class _Held(weakref.WeakValueDictionary):
+    """The memories a store handed out, held weakly; `collected(id)` is called when one of
+    them is collected (a whole-store scan's memories live in reference cycles, so they go at
+    the next garbage collection, after any call of the store that could prune)."""
 
-    def __init__(self, let_go: weakref.WeakMethod) -> None:
+    def __init__(self, collected: weakref.WeakMethod) -> None:
         super().__init__()
-        # subtle: every entry's weak reference calls self._remove when its memory dies (the
-        # dictionary's own clean-up); wrapped, so the store drops its snapshot at that moment
-        # instead of at the next prune (a whole-store scan would keep every vector until then)
-        remove = getattr(self, "_remove", None)  # (CPython's name; elsewhere: pruned later)
-        if remove is None:  # pragma: no cover - every Python the course runs on has it
-            return
+        self._collected = collected  # weakly: the store is not kept alive by its own memories
+        self._refs: dict[str, weakref.KeyedRef] = {}
 
-        def removed(ref, remove=remove, let_go=let_go):
-            remove(ref)
-            store_let_go = let_go()
-            if store_let_go is not None:
-                store_let_go(ref.key)
+    def __setitem__(self, key, value) -> None:
+        super().__setitem__(key, value)
+        self._refs[key] = weakref.KeyedRef(value, self._gone, key)
 
-        self._remove = removed
+    def _gone(self, ref) -> None:
+        if self._refs.get(ref.key) is ref:  # not an older memory of an id held again
+            del self._refs[ref.key]
+            collected = self._collected()
+            if collected is not None:
+                collected(ref.key)
+        _Held.collected += 1  # freed after the callbacks: the collection's end trims
+
+    collected = 0  # memories collected, of every store, since memory was last given back
+
+
+def _after_collection(phase: str, info: dict) -> None:
+    """gc.callbacks: once a collection has freed many memories, give their pages back."""
+    if phase == "stop" and _Held.collected >= TRIM_EVERY:
+        _Held.collected = 0
+        _give_back_freed_memory()
+
+
+gc.callbacks.append(_after_collection)
+
+
+TRIM_EVERY = 1024  # memories (8 KB each at 2,000 dimensions) collected between trims
+_malloc_trim = None
+
+
+def _give_back_freed_memory() -> None:
+    """Return the C heap's free pages to the system (glibc's malloc_trim; elsewhere nothing).
+
+    subtle: a whole-store scan frees its memories' vectors (8 KB each), but glibc keeps the
+    freed pages of its heap resident, so a process that once read 100,000 memories would
+    keep 800 MB; trimmed, a scan leaves nearly nothing (benchmarks/bench_turn_ratios.py).
+    """
+    global _malloc_trim
+    if _malloc_trim is None:
+        import ctypes
+
+        try:
+            _malloc_trim = ctypes.CDLL("libc.so.6").malloc_trim
+        except (OSError, AttributeError, TypeError):
+            _malloc_trim = False  # not glibc: its allocator decides
+    if _malloc_trim:
+        _malloc_trim(0)
 
 
 class _Rows(Mapping):

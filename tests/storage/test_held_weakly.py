@@ -60,3 +60,23 @@ def test_what_was_kept_of_a_memory_goes_when_the_memory_does(tmp_path):
     store.close()
     with PersistentMemoryStore(path, "u") as again:
         assert again.get("m3").importance == 9
+
+
+def test_what_was_kept_of_a_scans_memories_goes_when_they_are_collected(tmp_path):
+    # a whole-store retrieve holds every memory until it has ranked them all, so the scan's
+    # own pruning finds them all alive; their vectors must not stay behind in the store
+    path = tmp_path / "store.sqlite3"
+    with PersistentMemoryStore(path, "u") as store:
+        store.extend(
+            Memory(f"m{i}", f"note {i}", created_at=NOW, embedding=[1.0, float(i)])
+            for i in range(2_000)
+        )
+    store = PersistentMemoryStore(path, "u")
+    ranked = sorted(store, key=lambda memory: memory.embedding[1])  # all held at once
+    top = ranked[-1]
+    del ranked
+    gc.collect()  # no call of the store in between
+    assert set(store._saved) == {top.id}  # only the memory still held
+    top.importance = 9
+    assert store.save() == 1
+    store.close()
