@@ -50,8 +50,8 @@ def test_a_written_cell_removed_after_submissions_keeps_every_other_hand_grade(
     release(log=lambda line: None, dist=tmp_path / "dist")
     course = tmp_path / "dist" / "course"
     handed_in = course / "submitted" / "ana" / ASSIGNMENT
-    (handed_in / "code").mkdir(parents=True)
-    for name in LEARNER_FILES:
+    for name in LEARNER_FILES:  # code/scoring.py, ..., code/practice/reflection.py
+        (handed_in / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / name, handed_in / name)
     for nb in GRADED:
         notebook = nbformat.read(course / "release" / ASSIGNMENT / f"{nb.name}.ipynb", 4)
