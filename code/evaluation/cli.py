@@ -59,11 +59,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--items",
-        choices=["turn", "pair", "window", "episode"],
+        choices=["turn", "pair", "window", "episode", "distilled"],
         default=None,
         help="with --dataset locomo: what one memory holds (evaluation/locomo.py's "
-        "ITEM_SHAPES; default turn); with --updates: turn or episode, what the chat stores "
-        "(default: MEMORY_LAB_ITEMS)",
+        "ITEM_SHAPES; distilled: each episode's facts from the offline distiller; default "
+        "turn); with --updates: turn or episode, what the chat stores (default: MEMORY_LAB_ITEMS)",
     )
     parser.add_argument("--k", type=int, nargs="+", default=list(DEFAULT_KS), help="cut-offs")
     parser.add_argument("--strategy", action="append", choices=sorted(STRATEGIES),
@@ -150,7 +150,8 @@ def _locomo(args, say) -> int:
     which = ", ".join(args.conversations) if args.conversations else "all conversations"
     shape = {"turn": "each turn a memory", "pair": "each turn with the one before",
              "window": "each turn with its neighbours",
-             "episode": "consecutive turns grouped"}[args.items or "turn"]  # fmt: skip
+             "episode": "consecutive turns grouped",
+             "distilled": "episodes distilled offline"}[args.items or "turn"]  # fmt: skip
     print(f"LoCoMo ({which}): relevance alone, {shape}, asked at the end\n")
     print(format_comparison(results, labels))
     return 0

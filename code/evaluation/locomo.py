@@ -39,6 +39,7 @@ from pathlib import Path
 
 from embedding_helpers import Embedder
 from evaluation.dataset import DatasetError, EvalSet, load_dataset
+from llm.memory_block import format_date
 
 # LoCoMo's categories as its evaluation code names them; 5 has no evidence
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -129,12 +130,14 @@ def _keep(found: dict, sid: str, sample: dict, where: str) -> None:
     found[sid] = sample
 
 
-ITEMS = ("turn", "pair", "window", "episode")  # what one memory holds (ITEM_SHAPES says)
+ITEMS = ("turn", "pair", "window", "episode", "distilled")  # what one memory holds
 ITEM_SHAPES = {
     "turn": "each turn its own memory (the course's notebooks' shape)",
     "pair": "each turn with the turn before it, one memory a turn",
     "window": "each turn with the turns before and after it, one memory a turn",
     "episode": "EPISODE_TURNS consecutive turns of a session grouped into one memory",
+    "distilled": "each episode distilled offline into up to MAX_FACTS standalone facts, "
+    "one memory a fact",
 }
 EPISODE_TURNS = 3
 
@@ -146,6 +149,19 @@ def as_dataset(sample: dict, sid: str, items: str = "turn") -> dict:
     still one turn's (same id, same evidence) read together with its neighbours in the
     session; with "episode" a memory is a group of turns, and a question's evidence is
     the groups that hold its evidence turns.
+
+    With "distilled" each episode (the same groups) goes through the offline distiller
+    (extensions/distillation.py's offline_statements, what offline_distill keeps: dated
+    statements with a decision or preference cue, else the longest one, at most
+    MAX_FACTS). LoCoMo has two people and no user, so both speakers' turns count as
+    statements, and a fact names its speaker: "On 2023-05-08 Caroline said: ...". Each
+    fact is its own memory, id "<the episode's first turn id>#f0", "#f1", ..., dated at
+    its turn. An episode with nothing to keep (every turn a question or too short to
+    embed) keeps its longest turn as it is, under id "...#f0". A question's evidence is
+    every fact of the episodes that hold its evidence turns: a fact stands for its whole
+    episode, so a hit is found as with "episode", but recall@k counts the share of those
+    facts in the first k (stricter than "episode" when an episode has several facts),
+    and a fact may not be the sentence that answers (the distiller drops the rest).
     """
     if items not in ITEMS:
         raise ValueError(f"items must be one of {', '.join(ITEMS)}, got {items!r}")
@@ -155,8 +171,20 @@ def as_dataset(sample: dict, sid: str, items: str = "turn") -> dict:
 
 def _reshaped(dataset: dict, items: str) -> dict:
     group_of: dict[str, str] = {}
+    facts_of: dict[str, list[str]] = {}  # an episode's first turn id -> its facts' ids
     for session in dataset["sessions"]:
         turns = session["turns"]
+        if items == "distilled":
+            distilled = []
+            for start in range(0, len(turns), EPISODE_TURNS):
+                group = turns[start : start + EPISODE_TURNS]
+                for turn in group:
+                    group_of[turn["id"]] = group[0]["id"]
+                facts = _distilled(group)
+                facts_of[group[0]["id"]] = [f["id"] for f in facts]
+                distilled += facts
+            session["turns"] = distilled
+            continue
         if items == "episode":
             grouped = []
             for start in range(0, len(turns), EPISODE_TURNS):
@@ -177,7 +205,31 @@ def _reshaped(dataset: dict, items: str) -> dict:
     if items == "episode":
         for question in dataset["questions"]:
             question["evidence"] = list(dict.fromkeys(group_of[e] for e in question["evidence"]))
+    if items == "distilled":
+        for question in dataset["questions"]:
+            episodes = dict.fromkeys(group_of[e] for e in question["evidence"])
+            question["evidence"] = [f for episode in episodes for f in facts_of[episode]]
     return dataset
+
+
+def _distilled(group: list[dict]) -> list[dict]:
+    """An episode's turns as the offline distiller's facts (as_dataset's "distilled")."""
+    from extensions.distillation import offline_statements  # only this shape needs it
+
+    said = [
+        {**turn, "role": "user", "content": turn["text"].removeprefix(f"{turn['speaker']}: "),
+         "time": turn["date"]}
+        for turn in group
+    ]  # fmt: skip
+    kept = offline_statements(said)
+    if not kept:  # nothing to keep: the episode's longest turn, as it is
+        longest = max(group, key=lambda turn: len(turn["text"]))
+        return [{**longest, "id": f"{group[0]['id']}#f0"}]
+    return [
+        {"id": f"{group[0]['id']}#f{i}", "speaker": turn["speaker"], "date": turn["date"],
+         "text": f"On {format_date(turn['time'])[:10]} {turn['speaker']} said: {sentence}"}
+        for i, (turn, sentence) in enumerate(kept)
+    ]  # fmt: skip
 
 
 def _turn_dataset(sample: dict, sid: str) -> dict:

@@ -119,6 +119,20 @@ def offline_distill(episode: list[dict], max_facts: int = MAX_FACTS) -> list[Fac
     [{"role": "user", "content": "We decided to use HNSW. It was faster.", "time": t}]
         -> [Fact('On 2026-03-12 the user said: We decided to use HNSW.', ('decided', ...))]
     """
+    facts = []
+    for turn, sentence in offline_statements(episode, max_facts):
+        day = format_date(turn["time"])[:10]
+        tags = tuple(dict.fromkeys(w for w in words(sentence) if w not in STOP_WORDS))[:3]
+        facts.append(Fact(f"On {day} the user said: {sentence}", tags))
+    return facts
+
+
+def offline_statements(episode: list[dict], max_facts: int = MAX_FACTS) -> list[tuple[dict, str]]:
+    """The (turn, sentence) pairs offline_distill keeps, in order, at most `max_facts`.
+
+    Each turn comes back checked (its time in epoch seconds) with any other keys it had,
+    so a caller can name who said the sentence (evaluation/locomo.py's "distilled" items).
+    """
     _check_max(max_facts)
     turns = check_turns(episode, need_time=True)
     said = [t for t in turns if t["role"] == "user" and worth_embedding(t["content"])]
@@ -132,12 +146,7 @@ def offline_distill(episode: list[dict], max_facts: int = MAX_FACTS) -> list[Fac
     chosen = [(t, s) for t, s in statements if CUE_WORDS & set(words(s))]
     if not chosen and statements:  # no cue anywhere: the longest statement is the gist
         chosen = [max(statements, key=lambda pair: len(pair[1]))]  # first of equal lengths
-    facts = []
-    for turn, sentence in chosen[:max_facts]:
-        day = format_date(turn["time"])[:10]
-        tags = tuple(dict.fromkeys(w for w in words(sentence) if w not in STOP_WORDS))[:3]
-        facts.append(Fact(f"On {day} the user said: {sentence}", tags))
-    return facts
+    return chosen[:max_facts]
 
 
 def distill_episode(

@@ -242,7 +242,48 @@ def test_an_episode_holds_consecutive_turns_and_its_evidence_is_the_episodes(mon
         locomo.as_dataset(sample, "conv-26", "sentence")
 
 
+def test_a_distilled_episode_is_its_facts_and_a_question_finds_every_fact_of_its_episode():
+    from evaluation.dataset import load_dataset
+    from evaluation.locomo import as_dataset
+
+    a, b = "Caroline", "Melanie"
+    said = [("D1:1", a, "I decided to move to Lisbon. The rent is lower."),
+            ("D1:2", b, "Wow, is that far?"),  # a question: no fact
+            ("D1:3", b, "I always bake on Sundays. We switched to rye flour."),
+            ("D1:4", a, "Really?"), ("D1:5", b, "ok")]  # fmt: skip
+    sample = {
+        "conversation": {
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [{"speaker": s, "dia_id": d, "text": t} for d, s, t in said],
+            "session_2_date_time": "10:37 am on 27 June, 2023",
+            "session_2": [{"speaker": b, "dia_id": "D2:1",
+                           "text": "My pottery class was fun. The teacher was kind and patient."}],
+        },
+        "qa": [{"question": "What does Melanie bake with?", "evidence": ["D1:3"], "category": 4},
+               {"question": "What is fun?", "evidence": ["D2:1; D1:5"], "category": 1}],
+    }  # fmt: skip
+    distilled = as_dataset(sample, "conv-26", "distilled")
+    first = "conv-26:D1:1"
+    assert [[(t["id"], t["text"]) for t in s["turns"]] for s in distilled["sessions"]] == [
+        [(f"{first}#f0", "On 2023-05-08 Caroline said: I decided to move to Lisbon."),
+         (f"{first}#f1", "On 2023-05-08 Melanie said: I always bake on Sundays."),
+         (f"{first}#f2", "On 2023-05-08 Melanie said: We switched to rye flour."),
+         ("conv-26:D1:4#f0", "Caroline: Really?")],  # no statement: its longest turn
+        [("conv-26:D2:1#f0", "On 2023-06-27 Melanie said: The teacher was kind and patient.")],
+    ]  # fmt: skip
+    assert [q["evidence"] for q in distilled["questions"]] == [
+        [f"{first}#f0", f"{first}#f1", f"{first}#f2"],  # every fact of D1:3's episode
+        ["conv-26:D2:1#f0", "conv-26:D1:4#f0"],
+    ]
+    evalset = load_dataset(distilled, WORDS)  # the loader takes it: ids unique, evidence known
+    assert len(evalset.store) == 5
+    with pytest.raises(ValueError, match="items must be one of .*episode, distilled"):
+        as_dataset(sample, "conv-26", "facts")
+
+
 def test_the_command_compares_bm25_and_the_embeddings_over_the_same_episodes(copy, capsys):
     assert main(["--dataset", "locomo", str(copy), "--items", "window", "--k", "1"]) == 0
     out = capsys.readouterr().out
     assert "each turn with its neighbours" in out and "bm25" in out
+    assert main(["--dataset", "locomo", str(copy), "--items", "distilled", "--k", "1"]) == 0
+    assert "episodes distilled offline" in capsys.readouterr().out
