@@ -8,8 +8,11 @@ for each backend and size N: one user's store of N memories (the vectors of 500 
 sentences, embedded once, each memory one of them with its own id, time and importance),
 then, in this process:
 
+    cold turn     the first turn of the store object that loaded the memories: the file's
+                  first turn ever, which builds what a turn ranks from (on SQLite the
+                  shortlist's arrays, then saved in the file: scale/sqlite_matrix_file.py)
     first turn    a new store object's first chat_with_memory(question, store,
-                  write_back=False): opening included, what a restarted app pays
+                  write_back=False), what a restarted app pays (opening: the open column)
     steady turn   the median of the next --turns turns on that store object
     baseline      the question's embedding (Embedder.query on the store) plus one plain
                   top-k read: on PostgreSQL one SQL statement (pgvector's <=> + recency +
@@ -109,6 +112,7 @@ def measure(backend: str, n: int, turns: int, embedder, sentences, where) -> dic
             batch = []
     if batch:
         store.extend(batch)
+    cold = turn(store, embedder, 0)  # the store's first turn ever: what an index is built in
     store.close()
     began = time.perf_counter()
     store = open_store()  # a new store object, as a restarted app makes
@@ -124,7 +128,8 @@ def measure(backend: str, n: int, turns: int, embedder, sentences, where) -> dic
         baseline.append(time.perf_counter() - t)
     store.close()
     per_memory = rss_in_a_new_process(backend, where)
-    return {"backend": backend, "n": n, "open": opened, "first": first, "steady": steady,
+    return {"backend": backend, "n": n, "cold": cold, "open": opened, "first": first,
+            "steady": steady,
             "baseline": statistics.median(baseline), "rss_kb": per_memory}  # fmt: skip
 
 
@@ -232,8 +237,9 @@ def main() -> None:
     folder = Path(tempfile.mkdtemp(prefix="memorylab-turns-"))
     folder.chmod(0o755)
     server = None
-    print(f"{'backend':>9} {'memories':>9} {'open s':>7} {'first s':>8} {'steady s':>9} "
-          f"{'base s':>7} {'first/steady':>12} {'steady/base':>11} {'KB/memory':>9}",
+    print(f"{'backend':>9} {'memories':>9} {'cold s':>7} {'open s':>7} {'first s':>8} "
+          f"{'steady s':>9} {'base s':>7} {'first/steady':>12} {'steady/base':>11} "
+          f"{'KB/memory':>9}",
           flush=True)  # fmt: skip
     try:
         for backend in args.backends.split(","):
@@ -247,7 +253,7 @@ def main() -> None:
                 where = sqlite_where(folder, n) if sqlite else postgres_where(server, n)
                 r = measure(backend, n, args.turns, embedder, sentences, where)
                 print(
-                    f"{backend:>9} {n:>9,} {r['open']:>7.3f} {r['first']:>8.3f} "
+                    f"{backend:>9} {n:>9,} {r['cold']:>7.3f} {r['open']:>7.3f} {r['first']:>8.3f} "
                     f"{r['steady']:>9.3f} {r['baseline']:>7.3f} {r['first'] / r['steady']:>12.2f} "
                     f"{r['steady'] / r['baseline']:>11.2f} {r['rss_kb']:>9.2f}",
                     flush=True,

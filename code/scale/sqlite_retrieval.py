@@ -18,17 +18,22 @@ learner's `retrieve` as a small in-memory store (a Shortlist of the store's own 
 objects). Since that holds every memory that can be in the exact top k, any correct
 retrieve returns on it exactly what it returns over the whole store, ties included.
 
-Kept in step: built from the file on first use by a store object (one read of the user's
-rows in the file's order, 2,000 vectors converted at a time); before each use it asks
+Kept in step: a new store object reads the arrays saved in the file, then the rows written
+since, as the file's change log names them (scale/sqlite_matrix_file.py: a few blobs, not
+every 8 KB vector); where none are saved (a file's first turn, fewer than SAVE_FROM
+memories, damaged or stale arrays), it builds them from one read of the user's rows in the
+file's order, 2,000 vectors converted at a time, and saves them. Before each use it asks
 SQLite whether anything was committed since (`PRAGMA data_version` counts the other
 processes' commits, the connection's total_changes this store's own). If only this store
 object wrote (data_version unchanged), the rows it wrote are read again, and nothing else
 (the store names them: rows_changed_since); a turn's own save of its k touches costs k rows.
-Otherwise, or when rows were added or removed, one read of every row's small columns (seq,
-id, checksum, last_accessed, importance, superseded_by) updates the arrays; a row whose
-checksum changed has its vector read again, a new row is appended, a removed one dropped.
-Changes this process made in place and has not saved (a retrieve's touch of last_accessed)
-are laid over the file's values, as iterating the store would show them.
+If another connection wrote, the rows the change log names since are read (when the arrays
+are saved); otherwise, or when rows were added or removed out of order, one read of every
+row's small columns (seq, id, checksum, last_accessed, importance, superseded_by) updates
+the arrays; a row whose checksum changed has its vector read again, a new row is appended,
+a removed one dropped. Changes this process made in place and has not saved (a retrieve's
+touch of last_accessed) are laid over the file's values, as iterating the store would show
+them.
 
 Where the shortcut cannot decide, `shortlist` returns None and the caller runs the learner's
 `retrieve` over the whole store: while `retrieval_scores` is not written yet
@@ -36,10 +41,9 @@ Where the shortcut cannot decide, `shortlist` returns None and the caller runs t
 vector changed in place and not saved.
 
 Deliberately left out: checking each row's checksum when the arrays are built (the memories
-of the shortlist are read, and checked, by the store itself), and keeping the arrays in the
-file (a new store object reads every vector once: a first turn costs a full read of the
-user's 8 KB vectors: seconds at 100,000 memories, where a steady turn takes a tenth of
-one, docs/speed.md).
+of the shortlist are read, and checked, by the store itself), and memory-mapping the saved
+arrays (a new store object still reads them: 1.6 KB a memory at the default embedding, a
+few tenths of a second at 100,000 memories, docs/scale.md).
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ from base.defaults import DECAY_RATE, TOP_K, WEIGHTS
 from base.unwritten import runs_on_learner_code
 from base.validation import as_timestamp, check_decay_rate, check_k, check_weights
 from memory_store import Memory
+from scale import sqlite_matrix_file as matrix_file
 from scale.matrix_scoring import (
     SAFE_MAGNITUDE,
     Query,
@@ -85,7 +90,54 @@ class FileMatrix:
         self.store = store
         self.stamp = None  # (connection, data_version, total_changes) when last in step
         self.dimension = store.dimension
-        self.rebuild()
+        self.upto = None  # the change log's number the arrays are in step at (saved arrays)
+        self._row_of = self._checksums = None
+        self.loaded_changes = 0  # rows of the change log a load took in
+        if self._load():
+            if self.loaded_changes >= matrix_file.REWRITE_AFTER:
+                matrix_file.save(self)
+        else:
+            self.rebuild()
+            if len(self.ids) >= matrix_file.SAVE_FROM:
+                matrix_file.save(self)
+
+    # built when first needed: a load from the file (sqlite_matrix_file) may never need them
+    @property
+    def row_of(self) -> dict[str, int]:
+        """{memory id: its row of the arrays}."""
+        if self._row_of is None:
+            self._row_of = {memory_id: i for i, memory_id in enumerate(self.ids)}
+        return self._row_of
+
+    @row_of.setter
+    def row_of(self, value) -> None:
+        self._row_of = value
+
+    @property
+    def checksums(self) -> list[bytes]:
+        """Each row's checksum as the file held it when the row was last read."""
+        if self._checksums is None:
+            packed, size = self._packed_checksums, matrix_file.CHECKSUM_BYTES
+            self._checksums = [packed[i : i + size] for i in range(0, len(packed), size)]
+        return self._checksums
+
+    @checksums.setter
+    def checksums(self, value) -> None:
+        if isinstance(value, bytes):  # packed, as saved in the file: split when first needed
+            self._checksums, self._packed_checksums = None, value
+        else:
+            self._checksums = value
+
+    def _load(self) -> bool:
+        """The arrays as saved in the file (scale/sqlite_matrix_file.py); False if none."""
+        if self.store.dimension is None:
+            return False
+        stamp = self._stamp()
+        mark, _ = self.store.rows_changed_since(None)
+        if not matrix_file.load(self):
+            return False
+        self.stamp, self.mark = stamp, mark
+        return True
 
     # --- reading the file ------------------------------------------------------------------
 
@@ -127,6 +179,7 @@ class FileMatrix:
         dim, store = self.dimension or 1, self.store
         rows, trusted, parts = [], [], []
         with store._transaction(read_only=True):
+            self.upto = self._log_position()
             (n,) = store._run(
                 "SELECT count(*) FROM memories WHERE user_id = ?", (store.user_id,)
             ).fetchone()
@@ -226,15 +279,124 @@ class FileMatrix:
         if self.store.dimension != self.dimension:
             self.rebuild()
             return
-        stamp = self._stamp()
-        mark, ids = self.store.rows_changed_since(self.mark)
-        if stamp == self.stamp:
-            self.mark = mark
-            return
         with self.store._transaction(read_only=True):  # the rows and their vectors: one read
+            stamp = self._stamp()
+            mark, ids = self.store.rows_changed_since(self.mark)
+            if stamp == self.stamp:
+                self.mark = mark
+                return
             if stamp[:2] != self.stamp[:2] or not self._follow_own(ids):
-                self._follow()
+                if not self._follow_log():
+                    self._follow()
+            self.upto = self._log_position()  # the same snapshot as the rows just read
         self.stamp, self.mark = stamp, mark
+
+    def _log_position(self) -> int | None:
+        """The change log's last number, if this user's arrays are saved in the file (then
+        every write of their rows since is logged); else None."""
+        store = self.store
+        if store._run("SELECT 1 FROM sqlite_master WHERE name = 'matrix_blocks'").fetchone():
+            if store._run(
+                "SELECT 1 FROM matrix_blocks WHERE user_id = ? AND part = 0", (store.user_id,)
+            ).fetchone():
+                (n,) = store._run("SELECT COALESCE(MAX(n), 0) FROM matrix_changes").fetchone()
+                return n
+        return None
+
+    def _follow_log(self) -> bool:
+        """Another connection wrote: read the rows the change log names since the arrays
+        were in step. False when the log cannot say (no saved arrays, a save since that
+        dropped the log, too many rows)."""
+        if self.upto is None:
+            return False
+        saved = matrix_file.saved_upto(self.store)
+        if saved is None or saved > self.upto:
+            return False
+        changes = matrix_file.changes_since(self.store, self.upto)
+        return len(changes) <= matrix_file.REBUILD_AFTER and self.apply_changes(changes)
+
+    def apply_changes(self, changes: list[tuple[int, int]]) -> bool:
+        """Bring the rows of `changes` ((seq, vector may have changed), by seq) up to the file:
+        read again, dropped if gone, appended if new. False, with the arrays half-changed,
+        when the rows do not fit (a new row before the last): the caller reads them all."""
+        if not changes:
+            return True
+        store, seqs = self.store, [int(seq) for seq, _ in changes]
+        rows = {}
+        for start in range(0, len(seqs), 500):
+            chunk = seqs[start : start + 500]
+            for row in store._run(
+                f"SELECT {', '.join(SMALL)} FROM memories WHERE user_id = ? AND seq IN "
+                f"({', '.join('?' * len(chunk))})",
+                (store.user_id, *chunk),
+            ):
+                rows[row[0]] = row
+        n, flagged = len(self.ids), {int(seq) for seq, vector in changes if vector}
+        updated, gone, new = [], [], []
+        for seq, i in zip(seqs, np.searchsorted(self.seq, seqs).tolist()):
+            row = rows.get(seq)
+            if i < n and self.seq[i] == seq:
+                if row is None:
+                    gone.append(i)
+                elif row[1] != self.ids[i]:
+                    return False  # an id changed in place: read every row
+                else:
+                    updated.append((i, row))
+            elif row is not None:
+                new.append(row)
+        if new and n and new[0][0] <= self.seq[-1]:
+            return False  # a row numbered into the middle: read every row
+        blobs = self._blobs([row[0] for i, row in updated if row[0] in flagged]
+                            + [row[0] for row in new])  # fmt: skip
+        moved = [(i, blobs[row[0]]) for i, row in updated if row[0] in blobs]
+        if moved:
+            at = np.array([i for i, _ in moved], dtype=np.int64)
+            self.blob_hash[at] = [_hash(blob) for _, blob in moved]
+            self._put(at, [blob for _, blob in moved])
+        for i, row in updated:
+            self.checksums[i] = row[2]
+            self.last[i], self.importance[i], self.live[i] = row[3], row[4], bool(row[5])
+        if gone:
+            self._drop(np.array(gone, dtype=np.int64))
+        if new:
+            self._append(new, blobs)
+        return True
+
+    def _drop(self, rows: np.ndarray) -> None:
+        """Rows `rows` of the arrays go; the others keep their entries, in order."""
+        kept = np.setdiff1d(np.arange(len(self.ids)), rows)
+        renumber = np.full(len(self.ids), -1, dtype=np.int64)
+        renumber[kept] = np.arange(len(kept))
+        keep = renumber[self.sp_rows] >= 0
+        self.sp_rows = renumber[self.sp_rows[keep]].astype(np.int32)
+        self.sp_cols, self.sp_vals = self.sp_cols[keep], self.sp_vals[keep]
+        self.dense, self.trusted = self.dense[kept], self.trusted[kept]
+        self.blob_hash = self.blob_hash[kept]
+        self.seq, self.last = self.seq[kept], self.last[kept]
+        self.importance, self.live = self.importance[kept], self.live[kept]
+        self.ids = [self.ids[i] for i in kept]
+        self.checksums = [self.checksums[i] for i in kept]
+        self.row_of = {memory_id: i for i, memory_id in enumerate(self.ids)}
+
+    def _append(self, rows: list[tuple], blobs: dict[int, bytes]) -> None:
+        """New rows (SMALL columns, in seq order) at the end, their vectors from `blobs`."""
+        pad, at = len(rows), len(self.ids)
+        self.dense = np.concatenate([self.dense, np.zeros((pad, len(self.dense_at)), np.float32)])
+        self.trusted = np.concatenate([self.trusted, np.ones(pad, dtype=bool)])
+        self.blob_hash = np.concatenate([self.blob_hash, np.zeros(pad, dtype=np.int64)])
+        self.seq = np.concatenate([self.seq, [row[0] for row in rows]]).astype(np.int64)
+        self.last = np.concatenate([self.last, [row[3] for row in rows]]).astype(np.float64)
+        self.importance = np.concatenate([self.importance, [row[4] for row in rows]]).astype(
+            np.float64
+        )
+        self.live = np.concatenate([self.live, [bool(row[5]) for row in rows]]).astype(bool)
+        for row in rows:
+            self.row_of[row[1]] = len(self.ids)
+            self.ids.append(row[1])
+            self.checksums.append(row[2])
+        where = np.arange(at, at + pad, dtype=np.int64)
+        self.blob_hash[where] = [_hash(blobs[row[0]]) for row in rows]
+        self._put(where, [blobs[row[0]] for row in rows])
 
     def _follow_own(self, ids: list[str] | None) -> bool:
         """Only this store object wrote since the arrays were in step (no other connection
