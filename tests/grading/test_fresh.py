@@ -143,3 +143,23 @@ def test_a_public_rating_is_never_drawn_onto_a_hidden_one():
         for _ in range(200)
     }
     assert len(drawn) > 20 and not drawn & fresh.HIDDEN_RATINGS
+
+
+def test_no_draw_of_a_memory_makes_it_supersede_itself():
+    """A new id is drawn from a few hundred names: it must never be the memory's own
+    superseded_by (the parent would fail to build it, and the whole submission with it)."""
+    cells = [c for c in CELLS if c.function in ("memory_to_record", "memory_from_record")]
+    linked = [case for cell in cells for case in cell.cases if case.args[0].get("superseded_by")]
+    assert linked  # the cases this is about
+    for n in range(1500):
+        for cell in fresh_cells(cells, random.Random(n)):
+            for case in cell.cases:
+                fields = case.args[0]
+                assert fields.get("id") is None or fields.get("superseded_by") != fields["id"]
+
+
+def test_every_cell_can_be_drawn_for_any_secret():
+    """A draw that raises fails the whole submission (every cell 0): none may, whatever the
+    secret (200 of them here, every cell each)."""
+    for n in range(200):
+        assert len(fresh_cells(CELLS, random.Random(f"draw {n}"))) == len(CELLS)
