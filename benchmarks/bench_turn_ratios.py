@@ -112,7 +112,7 @@ def measure(backend: str, n: int, turns: int, embedder, sentences, where) -> dic
             batch = []
     if batch:
         store.extend(batch)
-    cold = turn(store, embedder, 0)  # the store's first turn ever: what an index is built in
+    cold = turn(store, embedder, 1000)  # the file's first turn ever: an index is built in it
     store.close()
     began = time.perf_counter()
     store = open_store()  # a new store object, as a restarted app makes
@@ -123,7 +123,8 @@ def measure(backend: str, n: int, turns: int, embedder, sentences, where) -> dic
     probe = plain(store)
     for i in range(turns):
         t = time.perf_counter()
-        query = embedder.query(store, QUESTIONS[i % len(QUESTIONS)])
+        # a question not asked before, as a turn's is: its embedding is computed, not cached
+        query = embedder.query(store, QUESTIONS[i % len(QUESTIONS)] + f" (base {i})")
         probe(query, NOW + 60 * i)
         baseline.append(time.perf_counter() - t)
     store.close()
