@@ -46,7 +46,7 @@ from storage.sqlite_file import BUSY_TIMEOUT
 FORMAT = 1
 BLOCK = 4_096  # rows a block: 6 MB of float32s at the default embedding's dense half
 SAVE_FROM = 2_000  # fewer memories than this are built from the rows each time: fast enough
-REWRITE_AFTER = 1_000  # a load that took in this many logged rows saves the arrays again
+REWRITE_AFTER = 1_000  # saved again once this many rows were logged since the last save
 REBUILD_AFTER = 20_000  # more logged rows than this: build from the rows (reads them all)
 CHECKSUM_BYTES = 8  # storage/rows.row_checksum
 
@@ -174,7 +174,7 @@ def save(matrix) -> bool:
         with suppress(sqlite3.Error):
             db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT * 1000)}")
     matrix.stamp = matrix._stamp()  # this write is the file's own copy, not a change of rows
-    matrix.upto = upto
+    matrix.upto = matrix.saved_at = upto
     return True
 
 
@@ -233,6 +233,7 @@ def load(matrix) -> bool:
         if not matrix.apply_changes(changes):
             return False
         matrix.upto = upto
+        matrix.saved_at = header["upto"]
     matrix.loaded_changes = len(changes)
     return True
 

@@ -91,6 +91,7 @@ class FileMatrix:
         self.stamp = None  # (connection, data_version, total_changes) when last in step
         self.dimension = store.dimension
         self.upto = None  # the change log's number the arrays are in step at (saved arrays)
+        self.saved_at = None  # the change log's number of the arrays saved in the file
         self._row_of = self._checksums = None
         self.loaded_changes = 0  # rows of the change log a load took in
         if self._load():
@@ -517,6 +518,12 @@ def matrix_of(store: PersistentMemoryStore) -> FileMatrix:
         matrix = _MATRICES[store] = FileMatrix(store)
     else:
         matrix.in_step()
+        if (
+            matrix.upto is not None
+            and matrix.saved_at is not None
+            and matrix.upto - matrix.saved_at >= matrix_file.REWRITE_AFTER
+        ):  # a long-lived store object saves them again: the log stays short
+            matrix_file.save(matrix)
     return matrix
 
 

@@ -295,3 +295,22 @@ def test_a_save_by_a_third_store_object_between_two_looks_is_noticed(saved, monk
         ids = shortlist_ids(ours, far, NOW, k=60)
         assert {"first", "second"} <= set(ids)
         assert [m.id for m in recall(ours, far, NOW, k=1)] == ["first"]
+
+
+def test_a_long_lived_store_object_saves_again_so_the_log_stays_short(saved):
+    def logged() -> int:
+        db = sqlite3.connect(saved)
+        try:
+            return db.execute("SELECT count(*) FROM matrix_changes").fetchone()[0]
+        finally:
+            db.close()
+
+    with PersistentMemoryStore(saved, "u") as store:
+        recall(store, QUERY, NOW, k=1)
+        for i in range(6):  # each touch and add is logged: REWRITE_AFTER is 4 here
+            store.add(Memory(f"late{i}", "late", created_at=NOW, embedding=QUERY))
+            recall(store, QUERY, NOW + i, k=1)
+        assert logged() < 4
+        assert [m.id for m in recall(store, QUERY, NOW + 9, k=1)] == whole_store_top(
+            saved, QUERY, NOW + 9, 1
+        )
