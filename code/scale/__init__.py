@@ -8,7 +8,7 @@
     sqlite_retrieval.py  the same shortlist on SQLite, from float32 arrays kept in step
                        with the file
     sqlite_matrix_file.py  those arrays saved in the store file, and the change log
-                       SQLite's triggers keep, so a new store object reads no vector twice
+                       SQLite's triggers keep: a new store object reads them, not every vector
 
 Notebook 09 and docs/scale.md show that the answers are the same, only faster.
 """
