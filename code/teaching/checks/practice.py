@@ -174,8 +174,10 @@ def run_exercise(
     reveal: bool = False,
     answer_of: Callable[[Callable, Case], Any] | None = None,
     expected_of: Callable[[Case], Any] | None = None,
-) -> bool:
-    """Run every case, then report the first miss on the ladder; print a pass line if none."""
+) -> None:
+    """Run every case, then report the first miss on the ladder; print a pass line if none.
+
+    Nothing is returned: a value would show as a stray `True` under the cell's pass line."""
     function = learner(name) if function is None else function
     answer_of = answer_of or (lambda f, case: f(*case.args, **case.kwargs))
     results = []
@@ -224,7 +226,6 @@ def run_exercise(
         )
     ladder.TRIES.pop(name, None)
     print(f"{name}: {len(cases)} checks passed")
-    return True
 
 
 # --- 07b: fact_to_replace -----------------------------------------------------------------
@@ -305,7 +306,7 @@ FACT_SLIPS = [
 ]  # fmt: skip
 
 
-def check_fact_to_replace(function=None, *, reveal: bool = False) -> bool:
+def check_fact_to_replace(function=None, *, reveal: bool = False) -> None:
     """Your fact_to_replace on 10 cases: which stored fact a new one replaces."""
     return run_exercise("fact_to_replace", FACT_CASES, FACT_SLIPS, function, reveal=reveal)
 
@@ -376,7 +377,7 @@ NOISE_SLIPS = [
 ]  # fmt: skip
 
 
-def check_noise_reason(function=None, *, reveal: bool = False) -> bool:
+def check_noise_reason(function=None, *, reveal: bool = False) -> None:
     """Your noise_reason on 9 messages: greetings, acknowledgements, empties and content."""
     return run_exercise("noise_reason", NOISE_CASES, NOISE_SLIPS, function, reveal=reveal)
 
@@ -433,7 +434,7 @@ BUDGET_SLIPS = [
 ]  # fmt: skip
 
 
-def check_fit_in_budget(function=None, *, reveal: bool = False) -> bool:
+def check_fit_in_budget(function=None, *, reveal: bool = False) -> None:
     """Your fit_in_budget on 7 rankings: which memories are shown within the budget."""
     return run_exercise("fit_in_budget", BUDGET_CASES, BUDGET_SLIPS, function, reveal=reveal)
 
@@ -518,12 +519,12 @@ RANK_SLIPS = [
 ]  # fmt: skip
 
 
-def check_recall_at_k(function=None, *, reveal: bool = False) -> bool:
+def check_recall_at_k(function=None, *, reveal: bool = False) -> None:
     """Your recall_at_k on 7 rankings."""
     return run_exercise("recall_at_k", RECALL_CASES, RECALL_SLIPS, function, reveal=reveal)
 
 
-def check_reciprocal_rank(function=None, *, reveal: bool = False) -> bool:
+def check_reciprocal_rank(function=None, *, reveal: bool = False) -> None:
     """Your reciprocal_rank on 5 rankings."""
     return run_exercise("reciprocal_rank", RANK_CASES, RANK_SLIPS, function, reveal=reveal)
 
@@ -614,7 +615,7 @@ SQL_SLIPS = [
 ]  # fmt: skip
 
 
-def check_score_sql(function=None, *, reveal: bool = False) -> bool:
+def check_score_sql(function=None, *, reveal: bool = False) -> None:
     """Your score_sql, run by SQL on 5 rows, against your own retrieval_score (Milestone 3)."""
     return run_exercise(
         "score_sql", SQL_CASES, SQL_SLIPS, function, reveal=reveal,
