@@ -101,15 +101,12 @@ def test_same_compares_plain_values_type_for_type(expected, got, same):
 
 
 def forget_from_the_limit_on(memory, now, older_than_days=180.0, importance_below=3.0):
-    """should_forget with `>=` on the age, written as a learner would (one slip, no other)."""
-    days_old = (now - memory.created_at) / 86_400
-    return (
-        memory.kind == "episodic"
-        and memory.superseded_by is None
-        and days_old >= older_than_days
-        and memory.importance < importance_below
-        and memory.last_accessed == memory.created_at
-    )
+    """should_forget with `>=` on the age (one slip, no other), as a learner might write it."""
+    if memory.kind != "episodic" or memory.superseded_by:
+        return False
+    if memory.last_accessed > memory.created_at or memory.importance >= importance_below:
+        return False
+    return now - memory.created_at >= older_than_days * 86_400  # the slip: >= on the age
 
 
 def test_a_boundary_slip_on_the_age_is_named_as_such_not_as_or_for_and():
