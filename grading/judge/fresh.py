@@ -199,9 +199,10 @@ def _groups(cell: Cell, rng: random.Random) -> list[Case]:
 
 
 def _renamed_fields(fields: dict, users: dict, move, rng: random.Random) -> dict:
+    names = [n for n in NAMES if n != fields.get("superseded_by")]  # never its own successor
     return {
         **fields,
-        "id": rng.choice(NAMES),
+        "id": rng.choice(names),
         "text": f"memory {rng.randrange(10**6)} \u2014 caf\u00e9 {rng.randrange(100)}",
         "embedding": move(fields["embedding"]),
         "user_id": users.get(fields["user_id"], fields["user_id"]),
