@@ -18,7 +18,7 @@ One turn, step by step:
   4. call the chat model (llm/gateway.py): a real one through litellm, the offline
      default directly, so an offline turn never waits for litellm's import;
   5. write the user's message back as a new memory, so the store grows, unless it is a
-     question, a greeting or an acknowledgement (embeddings/worth_embedding.py): stored,
+     question, a greeting or an acknowledgement (extensions/what_to_embed.py): stored,
      "which API should I default to?" would be recalled next time and answer itself;
   6. give the memory its kind and its importance, and let a new fact supersede the one it
      updates (extensions/write_back.py: what notebooks 07a-07c teach), so after "I sold
@@ -69,8 +69,8 @@ from base.validation import (
 )
 from config import Settings, load_settings
 from embedding_helpers import Embedder
-from embeddings.worth_embedding import write_back_reason
 from extensions.episodes import fold_into_episode
+from extensions.what_to_embed import write_back_reason
 from extensions.write_back import remember_turn
 from llm import terminal_chat
 from llm.memory_block import (

@@ -10,7 +10,7 @@
                       one vector, a query's words weighted by their rarity in the store
     expansion.py      the hybrid's query-side cues: "home" -> "live", "moved" when no memory
                       says "home" (a question naming a fact by its kind)
-    worth_embedding.py which texts deserve a memory (the chat's write-back follows it)
+    worth_embedding.py the word lists and machine-output rules behind the write-back's filter
 
 Stands on base/, memory_store.py and config.py. Importing it is cheap: minilm.py loads numpy
 and its weights on the first embedding. Real models are reached through llm/gateway.py.

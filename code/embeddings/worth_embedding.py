@@ -1,30 +1,29 @@
-"""What to embed: which texts deserve a memory, the rules the chat's write-back follows.
+"""What to embed: the word lists and the machine-output rules behind the write-back's filter.
 
 Not every message deserves a vector. "hi", "ok thanks!" and a tool's raw JSON output
 have no content a future query would look for, yet each one stored is one more
-candidate that can crowd a useful memory out of the top k:
+candidate that can crowd a useful memory out of the top k. This module holds what
+needs no judgement of a person's words:
 
-    skip_reason("ok, thanks!")               -> 'acknowledgement'
-    skip_reason('{"status": 200, "rows": 3}') -> 'tool output (JSON)'
-    skip_reason("I prefer Groq for the API")  -> None      (worth embedding)
+    machine_reason('{"status": 200, "rows": 3}') -> 'tool output (JSON)'
+    machine_reason("rows: 3", role="tool")        -> 'tool output'
+    machine_reason("ok, thanks!")                 -> None   (a person's words: not decided here)
+    is_question("Which city is my home?")         -> True
 
-A question is not a fact either: stored, "Which city is my home?" would be recalled the
-next time it is asked and answer itself. The chat's write-back therefore also skips
-questions (write_back_reason); the extensions keep them, since a question can be part
-of an episode (extensions/what_to_embed.py builds episodes on these rules).
+and the word lists (GREETING_WORDS, ACK_WORDS, FILLER_WORDS) that a person's small talk
+is judged by. The judging itself, which messages are greetings or acknowledgements, is
+the learner's `noise_reason` (code/practice/exercises.py, notebook 07f's exercise);
+extensions/what_to_embed.py puts the two together (skip_reason, write_back_reason),
+and the chat's write-back follows it.
 
-    write_back_reason("Which city is my home?")  -> 'question'
-
-Deliberately left out: grouping turns into episodes (extensions/what_to_embed.py) and
-judging content with a model.
+Deliberately left out: judging small talk (the learner's exercise), grouping turns into
+episodes (extensions/what_to_embed.py) and judging content with a model.
 """
 
 from __future__ import annotations
 
 import json
 import re
-
-from base.text import words
 
 QUESTION_START = re.compile(
     r"^\s*(what|which|who|whom|whose|when|where|why|how|do|does|did|is|are|was|were|can|"
@@ -44,10 +43,10 @@ FILLER_WORDS = frozenset(
 ROLES = ("user", "assistant", "tool", "system")
 
 
-def skip_reason(text: str, role: str = "user") -> str | None:
-    """Why `text` should not be stored as a memory, or None if it is worth embedding.
+def machine_reason(text: str, role: str = "user") -> str | None:
+    """'tool output (JSON)' or 'tool output' when `text` is a machine's, else None.
 
-    Reasons: 'empty', 'tool output (JSON)', 'greeting', 'acknowledgement'.
+    A blank text is None here: whether it is worth a memory is the noise rule's to say.
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a string, got {type(text).__name__}: {text!r}")
@@ -55,22 +54,12 @@ def skip_reason(text: str, role: str = "user") -> str | None:
         raise ValueError(f"unknown role {role!r}: a turn's role is one of {', '.join(ROLES)}")
     stripped = text.strip()
     if not stripped:
-        return "empty"
+        return None
     if _is_json(stripped):
         return "tool output (JSON)"
     if role == "tool":
         return "tool output"
-    said = words(stripped)
-    if not said:
-        return "acknowledgement"  # only punctuation or emoji: "👍", "!!"
-    if all(w in GREETING_WORDS | ACK_WORDS | FILLER_WORDS for w in said):
-        return "greeting" if any(w in GREETING_WORDS for w in said) else "acknowledgement"
     return None
-
-
-def worth_embedding(text: str, role: str = "user") -> bool:
-    """True when `text` has content a future query could search for."""
-    return skip_reason(text, role) is None
 
 
 def is_question(text: str) -> bool:
@@ -78,14 +67,6 @@ def is_question(text: str) -> bool:
     if not isinstance(text, str):
         raise TypeError(f"text must be a string, got {type(text).__name__}: {text!r}")
     return text.rstrip().endswith("?") or bool(QUESTION_START.match(text))
-
-
-def write_back_reason(text: str, role: str = "user") -> str | None:
-    """Why the chat should not store `text`: skip_reason's reasons, or 'question'; else None."""
-    reason = skip_reason(text, role)
-    if reason is None and role == "user" and is_question(text):
-        return "question"
-    return reason
 
 
 def _is_json(text: str) -> bool:

@@ -12,9 +12,12 @@ forgets deliberately. A memory is forgettable only when all of these hold:
     nothing links to it     MemoryStore.remove refuses those, so they are kept
 
 The first five rules are the learner's `should_forget` (code/practice/forgetting_rule.py,
-optional Milestone 7): `forgettable` and `prune` ask it about every memory and add the
-sixth, which only the store can answer. Until it is written they raise NotWrittenYet,
-naming it; `keep_reasons` explains a decision in words and needs no learner code.
+optional Milestone 7): `forgettable`, `prune` and `keep_reasons` ask it about every memory
+and add the sixth, which only the store can answer. Until it is written they raise
+NotWrittenYet, naming it. `keep_reasons` puts the learner's verdict into words without
+knowing the rules itself: it asks should_forget about variants of the memory that differ
+from a forgettable one in one respect only (its kind, its link, its age, its importance,
+its recalls), and names each respect that on its own makes should_forget keep it.
 
 `prune` removes those and returns them, so the caller can archive them elsewhere;
 `prune(..., dry_run=True)` and `keep_reasons` show what would go and why the rest stays.
@@ -29,6 +32,8 @@ shared store (open one user's store instead).
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 from base.units import SECONDS_PER_DAY
 from base.unwritten import runs_on_learner_code
@@ -56,6 +61,7 @@ def check_thresholds(older_than_days, importance_below) -> tuple[float, float]:
     return days, below
 
 
+@runs_on_learner_code
 def keep_reasons(
     memory: Memory,
     now,
@@ -64,9 +70,11 @@ def keep_reasons(
     importance_below: float = IMPORTANCE_BELOW,
     linked: frozenset[str] = frozenset(),
 ) -> list[str]:
-    """Why `memory` must stay; an empty list means it may be forgotten.
+    """Why `memory` must stay, as your should_forget decides; an empty list means it may go.
 
-    `linked` holds the ids that some memory's superseded_by names (see forgettable).
+    Each reason is one respect of the memory (kind, link, age, importance, recalls) that
+    alone makes should_forget keep a variant of a forgettable memory; `linked` holds the
+    ids that some memory's superseded_by names (see forgettable).
         keep_reasons(trivial_old_episode, now) -> []
         keep_reasons(fact, now) -> ['semantic: facts and skills are superseded, not pruned']
     """
@@ -75,34 +83,79 @@ def keep_reasons(
     linked = frozenset(check_ids(linked, "linked"))  # "m12" alone would match "m1"
     now = as_timestamp(now, "now")
     days, below = check_thresholds(older_than_days, importance_below)
-    reasons = []
-    if memory.kind != "episodic":
-        reasons.append(f"{memory.kind}: facts and skills are superseded, not pruned")
-    if memory.superseded_by is not None:
-        reasons.append(f"evidence for {memory.superseded_by!r}, which replaced it")
+    store_rule = ["another memory names it as its replacement"] if memory.id in linked else []
+    if _asked(memory, now, days, below):
+        return store_rule
+    return _respects_that_keep(memory, now, days, below) + store_rule
+
+
+_EXPLAINING = []  # the keep_reasons calls under way: should_forget must not call it back
+
+
+def _asked(memory: Memory, now: float, days: float, below: float) -> bool:
+    """should_forget's verdict, refusing a rule that is keep_reasons itself."""
+    if _EXPLAINING:
+        raise RuntimeError(
+            "keep_reasons puts your should_forget's verdict into words, so it cannot be "
+            "should_forget's answer: write the five rules in code/practice/forgetting_rule.py "
+            "(optional Milestone 7)"
+        )
+    _EXPLAINING.append(memory.id)
+    try:
+        result = should_forget(memory, now, days, below)
+    finally:
+        _EXPLAINING.pop()
+    if type(result) is not bool:
+        raise TypeError(
+            f"should_forget must return True or False, got {result!r} for memory "
+            f"{memory.id!r} (code/practice/forgetting_rule.py, optional Milestone 7)"
+        )
+    return result
+
+
+def _respects_that_keep(memory: Memory, now: float, days: float, below: float) -> list[str]:
+    """The respects of `memory` that alone make should_forget keep a forgettable variant."""
     age_days = (now - memory.created_at) / SECONDS_PER_DAY  # days, not seconds
-    if age_days <= days:
-        reasons.append(f"only {age_days:.0f} days old (limit {days:g})")
-    if memory.importance >= below:
-        reasons.append(f"importance {memory.importance:g} is not below {below:g}")
-    if memory.last_accessed != memory.created_at:
-        reasons.append("recalled since it was written")
-    if memory.id in linked:
-        reasons.append("another memory names it as its replacement")
-    return reasons
+    recalled_after = memory.last_accessed - memory.created_at  # seconds after it was written
+    try:  # a memory every rule lets go: an old, trivial, never-recalled, live episode
+        born = min(memory.created_at, now - (days + 365) * SECONDS_PER_DAY)
+        base = dataclasses.replace(
+            memory, kind="episodic", superseded_by=None, created_at=born,
+            last_accessed=born, importance=IMPORTANCE_RANGE[0], metadata={},
+        )  # fmt: skip
+    except (TypeError, ValueError):  # limits so wide that no valid memory is that old
+        base = None
+    if base is None or not _asked(base, now, days, below):
+        return ["your should_forget keeps it (it keeps even a memory no rule protects)"]
+    respects = [
+        ({"kind": memory.kind}, f"{memory.kind}: facts and skills are superseded, not pruned"),
+        (
+            {"superseded_by": memory.superseded_by},
+            f"evidence for {memory.superseded_by!r}, which replaced it",
+        ),
+        (
+            {"created_at": memory.created_at, "last_accessed": memory.created_at},
+            f"only {age_days:.0f} days old (limit {days:g})",
+        ),
+        (
+            {"importance": memory.importance},
+            f"importance {memory.importance:g} is not below {below:g}",
+        ),
+        ({"last_accessed": base.created_at + recalled_after}, "recalled since it was written"),
+    ]
+    reasons = []
+    for change, reason in respects:
+        variant = dataclasses.replace(base, **change)
+        if not _asked(variant, now, days, below):
+            reasons.append(reason)
+    return reasons or ["your should_forget keeps it (no one respect alone explains it)"]
 
 
 def may_forget(
     memory: Memory, now, *, older_than_days: float, importance_below: float, linked: frozenset
 ) -> bool:
     """The learner's rule (should_forget), plus the store's: nothing links to it."""
-    result = should_forget(memory, now, older_than_days, importance_below)
-    if type(result) is not bool:
-        raise TypeError(
-            f"should_forget must return True or False, got {result!r} for memory "
-            f"{memory.id!r} (code/practice/forgetting_rule.py, optional Milestone 7)"
-        )
-    return result and memory.id not in linked
+    return _asked(memory, now, older_than_days, importance_below) and memory.id not in linked
 
 
 @runs_on_learner_code

@@ -11,11 +11,14 @@ history is worth keeping: when did the preference change, and from what?) with
     update.replaced        # the old Groq fact, now superseded_by=update.memory.id
     fact_history(store, update.memory.id)   # [old Groq fact, new OpenAI fact]
 
-Which old fact does a new one replace? `likely_replaced` offers the live fact most
-similar to the new one: two statements about the same subject ("default API") are
-similar whether they agree or not. Similarity cannot tell a contradiction from a
-repetition, so the threshold is a judgement call that depends on the embedding model
-(0.6 suits the offline bag of words); pass `replaces=` explicitly when you know.
+Which old fact does a new one replace? `likely_replaced` asks the learner's
+`fact_to_replace` (code/practice/exercises.py, notebook 07b's exercise) about every
+memory of the store, with its similarity to the new fact: two statements about the same
+subject ("default API") are similar whether they agree or not. Until it is written,
+`replaces="auto"` says "not implemented yet" and names it. Similarity cannot tell a
+contradiction from a repetition, so the threshold is a judgement call that depends on the
+embedding model (0.6 suits the offline bag of words); pass `replaces=` explicitly when you
+know.
 
 A store holding several users' memories is refused: one user's new fact must never
 supersede another user's.
@@ -29,9 +32,11 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from base.links import link_rule
+from base.unwritten import runs_on_learner_code
 from base.validation import as_number, as_timestamp, check_ids, check_kind, check_text
 from embedding_helpers import Embedder
 from memory_store import Memory, MemoryStore, check_store
+from practice.exercises import fact_to_replace
 from scoring import relevance_score
 
 FACT_KINDS = ("semantic", "procedural")  # statements that can stop being true
@@ -68,6 +73,7 @@ class FactUpdate(NamedTuple):
     replaced: Memory | None
 
 
+@runs_on_learner_code
 def likely_replaced(
     store: MemoryStore,
     embedding,
@@ -75,10 +81,11 @@ def likely_replaced(
     min_similarity: float = REPLACE_MIN_SIMILARITY,
     exclude: tuple[str, ...] | str = (),
 ) -> Memory | None:
-    """The live fact most similar to `embedding`, if at least `min_similarity`, else None.
+    """The fact your fact_to_replace picks for a new fact with this `embedding`, or None.
 
-    Only live semantic and procedural memories are candidates: events are never
-    replaced, and a superseded fact has been replaced already. Ties go to the newer fact.
+    Every memory of the store but `exclude` is a candidate, in store order (stored later:
+    newer), with its cosine to `embedding`; which of them may be replaced, and which one
+    wins, is the rule of fact_to_replace (code/practice/exercises.py, notebook 07b).
 
         likely_replaced(store, embedder.embed_one("Eric now prefers OpenAI for the API"))
             -> Memory(id='m1', kind='semantic', ..., text='Eric prefers Groq for the ...')
@@ -91,14 +98,25 @@ def likely_replaced(
     )  # never another user's fact
     embedding = store.check_query(embedding)  # checked even when no fact is a candidate
     exclude = {exclude} if isinstance(exclude, str) else set(check_ids(exclude, "exclude"))
-    best, best_similarity = None, threshold
-    for memory in store.live():
-        if memory.kind not in FACT_KINDS or memory.id in exclude:
-            continue
-        similarity = relevance_score(embedding, memory.embedding)
-        if similarity >= best_similarity:  # >=: a later (newer) fact wins a tie
-            best, best_similarity = memory, similarity
-    return best
+    memories = {m.id: m for m in store if m.id not in exclude}
+    candidates = [
+        {
+            "id": m.id,
+            "user": m.user_id,
+            "kind": m.kind,
+            "similarity": relevance_score(embedding, m.embedding),
+            "superseded": m.superseded_by is not None,
+        }
+        for m in memories.values()
+    ]
+    owner = next(iter(memories.values())).user_id if memories else store.user_id
+    found = fact_to_replace(owner, candidates, threshold)
+    if found is not None and (not isinstance(found, str) or found not in memories):
+        raise TypeError(
+            f"fact_to_replace must return one candidate's id or None, got {found!r} "
+            "(code/practice/exercises.py, notebook 07b's exercise)"
+        )
+    return None if found is None else memories[found]
 
 
 def replace_fact(

@@ -2,12 +2,20 @@
 
 Not every message deserves a vector. "hi", "ok thanks!" and a tool's raw JSON output
 have no content a future query would look for, yet each one stored is one more
-candidate that can crowd a useful memory out of the top k. So before writing (these
-rules are embeddings/worth_embedding.py's, which the chat's write-back follows too):
+candidate that can crowd a useful memory out of the top k. So before writing, a
+turn is judged by two rules: a machine's output (embeddings/worth_embedding.py's
+machine_reason), and a person's small talk, which is the learner's `noise_reason`
+(code/practice/exercises.py, notebook 07f's exercise). The chat's write-back follows the
+same two, and also skips questions (write_back_reason):
 
-    skip_reason("ok, thanks!")               -> 'acknowledgement'
+    skip_reason("ok, thanks!")               -> 'acknowledgement'   (your noise_reason)
     skip_reason('{"status": 200, "rows": 3}') -> 'tool output (JSON)'
     skip_reason("I prefer Groq for the API")  -> None      (worth embedding)
+    write_back_reason("Which city is my home?")  -> 'question'
+
+Until noise_reason is written, skip_reason says "not implemented yet" and names it, and
+write_back_reason falls back to the machine rules and questions alone: the chat keeps
+working, and stores small talk too until the exercise is done.
 
 Then there is the size of a memory. One memory per message (turn-level) is simple but
 scatters a conversation into fragments; consecutive turns on one subject read better
@@ -26,21 +34,62 @@ could).
 
 from __future__ import annotations
 
+from base.unwritten import NotWrittenYet, runs_on_learner_code
 from base.validation import as_number, as_timestamp, check_int
 from embedding_helpers import Embedder
-from embeddings.worth_embedding import (  # noqa: F401  (the rules live in embeddings/, re-exported)
+from embeddings.worth_embedding import (  # noqa: F401  (the word lists, re-exported)
     ACK_WORDS,
     FILLER_WORDS,
     GREETING_WORDS,
     ROLES,
     is_question,
-    skip_reason,
-    worth_embedding,
+    machine_reason,
 )
 from memory_store import Memory, MemoryStore
+from practice.exercises import noise_reason
 
 MAX_GAP_MINUTES = 30.0  # a longer pause starts a new episode
 MAX_TURNS = 20  # and so does a very long run of turns
+NOISE_REASONS = ("empty", "greeting", "acknowledgement")  # what noise_reason may answer
+
+
+@runs_on_learner_code
+def skip_reason(text: str, role: str = "user") -> str | None:
+    """Why `text` should not be stored as a memory, or None if it is worth embedding.
+
+    Reasons: 'tool output (JSON)', 'tool output' (embeddings/worth_embedding.py), and
+    your noise_reason's 'empty', 'greeting', 'acknowledgement'.
+    """
+    reason = machine_reason(text, role)  # checks the text and the role first
+    if reason is not None:
+        return reason
+    said = noise_reason(text)
+    if said is not None and said not in NOISE_REASONS:
+        raise TypeError(
+            f"noise_reason must return one of {', '.join(NOISE_REASONS)} or None, got "
+            f"{said!r} for {text[:60]!r} (code/practice/exercises.py, notebook 07f's exercise)"
+        )
+    return said
+
+
+def worth_embedding(text: str, role: str = "user") -> bool:
+    """True when `text` has content a future query could search for."""
+    return skip_reason(text, role) is None
+
+
+def write_back_reason(text: str, role: str = "user") -> str | None:
+    """Why the chat should not store `text`: skip_reason's reasons, or 'question'; else None.
+
+    Before noise_reason is written, only a machine's output and a question are skipped
+    (the chat keeps working; small talk is stored until notebook 07f's exercise is done).
+    """
+    try:
+        reason = skip_reason(text, role)
+    except NotWrittenYet:
+        reason = machine_reason(text, role)
+    if reason is None and role == "user" and is_question(text):
+        return "question"
+    return reason
 
 
 def filter_turns(turns: list[dict]) -> tuple[list[dict], list[tuple[dict, str]]]:

@@ -2,10 +2,10 @@
 
 memorylab/offline-chat reads the recalled memories out of the system message's memory
 block (llm/memory_block.py) and answers a question by quoting those related to it, by
-meaning or by a shared word, newest first, with their age; a statement it acknowledges, adding the
-notes that share a word with it (and a greeting or a thanks it simply returns). With
-nothing recalled it says it remembers nothing, which is all a stateless model can say.
-It cannot reason; it can show exactly what retrieval gave it.
+meaning or by a shared word, newest first, with their age; a statement it acknowledges,
+adding the notes that share a word with it (and a few whole greetings and thanks, SMALL_TALK,
+it simply returns). With nothing recalled it says it remembers nothing, which is all a
+stateless model can say. It cannot reason; it can show exactly what retrieval gave it.
 
 "Related by meaning" is the cosine of the two texts' sentence embeddings
 (all-MiniLM-L6-v2, embeddings/minilm.py, the semantic half of the default embedding), at least
@@ -26,12 +26,21 @@ Deliberately left out: talking to litellm. llm/gateway.py registers offline_repl
 
 from __future__ import annotations
 
-from base.text import tokenize
+from base.text import tokenize, words
 from embeddings import minilm
-from embeddings.worth_embedding import is_question, skip_reason
+from embeddings.worth_embedding import is_question
 from llm.memory_block import parse_memory_block
 
 RELATED_SIMILARITY = 0.3  # MiniLM cosine from which two texts are "about the same thing"
+# The few whole messages the offline model answers in kind, looked up as their words; a
+# real model needs no list, and anything else is read as a statement or a question.
+SMALL_TALK = dict.fromkeys(
+    ["hi", "hello", "hey", "hi there", "hello there", "good morning", "good evening"], "Hello!"
+) | dict.fromkeys(
+    ["ok", "okay", "thanks", "thank you", "ok thanks", "okay thanks", "thanks a lot",
+     "thank you so much", "cheers", "cool", "great", "perfect", "got it", "sounds good"],
+    "You're welcome.",
+)  # fmt: skip
 
 
 def offline_reply(messages: list[dict]) -> str:
@@ -49,9 +58,9 @@ def offline_reply(messages: list[dict]) -> str:
     user = next((m.get("content") or "" for m in reversed(messages) if m.get("role") == "user"), "")
     memories = [m for m in parse_memory_block(system) if str(m.get("text", "")).strip()]
     facts = [m for m in memories if not is_question(str(m["text"]))]  # never self-answers
-    small_talk = skip_reason(user) if user.strip() else None
-    if small_talk in ("greeting", "acknowledgement"):
-        return "Hello!" if small_talk == "greeting" else "You're welcome."
+    small_talk = SMALL_TALK.get(" ".join(words(user)))
+    if small_talk is not None:
+        return small_talk
     question = is_question(user)
     # newest first: the latest word on a subject leads (a date string sorts as its time)
     related = sorted(

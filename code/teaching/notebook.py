@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import sys
 
+from base.unwritten import NotWrittenYet
 from teaching.checks.core import NotImplementedYet, not_implemented
-from teaching.milestones import MILESTONES
+from teaching.checks.practice import not_written
+from teaching.milestones import EXERCISES, MILESTONES
 
 
 def _stub_name(tb) -> str | None:
@@ -26,14 +28,18 @@ def _stub_name(tb) -> str | None:
     while tb.tb_next is not None:
         tb = tb.tb_next
     name = tb.tb_frame.f_code.co_name
-    return name if name in MILESTONES else None
+    return name if name in MILESTONES or name in EXERCISES else None
 
 
 def _show_stub(shell, etype, value, tb, tb_offset=None):
-    """Show a learner stub's NotImplementedError as "which file, which milestone"."""
+    """Show a learner stub's NotImplementedError as "which file, which milestone"; provided
+    code that stopped at one (NotWrittenYet) says so in its own words, without the frames."""
     name = _stub_name(tb)
     if name is not None:
-        value, etype = not_implemented(name), NotImplementedYet
+        value = not_implemented(name) if name in MILESTONES else not_written(name)
+        etype = NotImplementedYet
+    elif isinstance(value, NotWrittenYet):
+        value, etype = NotImplementedYet(str(value)), NotImplementedYet
     shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
 
 

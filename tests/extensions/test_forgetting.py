@@ -169,3 +169,38 @@ def test_the_learner_rule_decides_and_the_store_keeps_what_is_linked(store, monk
     monkeypatch.setattr(forgetting, "should_forget", lambda memory, *args: memory.id != "fact")
     assert "fact" not in [m.id for m in forgettable(store, NOW)]
     assert len(forgettable(store, NOW)) == 6  # every other memory, as this rule says
+
+
+def test_keep_reasons_explains_the_learner_rule_not_its_own(store, monkeypatch):
+    from extensions import forgetting
+
+    def keeps_the_young_only(memory, now, days, below):  # a rule that ignores all but age
+        return now - memory.created_at > days * DAY
+
+    monkeypatch.setattr(forgetting, "should_forget", keeps_the_young_only)
+    assert keep_reasons(store.get("fact"), NOW) == []  # this rule lets a fact go
+    assert keep_reasons(store.get("important"), NOW) == []
+    reasons = keep_reasons(store.get("young"), NOW)
+    assert len(reasons) == 1 and "days old" in reasons[0]
+
+
+def test_a_rule_that_keeps_everything_is_said_to_keep_it(store, monkeypatch):
+    from extensions import forgetting
+
+    monkeypatch.setattr(forgetting, "should_forget", lambda *args: False)
+    assert keep_reasons(store.get("stale"), NOW) == [
+        "your should_forget keeps it (it keeps even a memory no rule protects)"
+    ]
+
+
+def test_should_forget_cannot_be_answered_by_keep_reasons(store, monkeypatch):
+    from extensions import forgetting
+
+    def delegates(memory, now, days, below):
+        return not keep_reasons(memory, now, older_than_days=days, importance_below=below)
+
+    monkeypatch.setattr(forgetting, "should_forget", delegates)
+    with pytest.raises(RuntimeError, match="cannot be should_forget's answer"):
+        keep_reasons(store.get("stale"), NOW)
+    with pytest.raises(RuntimeError, match="cannot be should_forget's answer"):
+        forgettable(store, NOW)

@@ -195,3 +195,27 @@ def test_a_bad_embedding_is_refused_even_with_no_candidate_fact(embedder, embedd
     embedder.remember(store, "debugged the default API timeout", kind="episodic", now=NOW)
     with pytest.raises(error, match="query_embedding"):
         likely_replaced(store, embedding)
+
+
+def test_the_learner_fact_to_replace_decides_which_fact_is_replaced(store, embedder, monkeypatch):
+    from extensions import superseding
+
+    seen = []
+
+    def the_event(user_id, candidates, threshold):  # a rule that picks the episode
+        seen.extend(candidates)
+        return next(c["id"] for c in candidates if c["kind"] == "episodic")
+
+    monkeypatch.setattr(superseding, "fact_to_replace", the_event)
+    assert likely_replaced(store, embedder.embed_one(OPENAI)).kind == "episodic"
+    assert [c["id"] for c in seen] == [m.id for m in store]  # every memory, in store order
+    assert {c["user"] for c in seen} == {store.user_id}
+
+
+@pytest.mark.parametrize("answer", ["nope", 3, ["m1"]])
+def test_an_answer_that_is_no_candidate_id_is_refused(store, embedder, monkeypatch, answer):
+    from extensions import superseding
+
+    monkeypatch.setattr(superseding, "fact_to_replace", lambda *args: answer)
+    with pytest.raises(TypeError, match="fact_to_replace must return one candidate's id"):
+        likely_replaced(store, embedder.embed_one(OPENAI))

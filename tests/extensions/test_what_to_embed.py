@@ -190,7 +190,7 @@ def test_skip_reason_refuses_an_unknown_role(role):
         skip_reason("I prefer Groq for the default API", role=role)
 
 
-# --- the rules in embeddings/ that the chat's write-back follows --------------------------------
+# --- the rules the chat's write-back follows ------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -206,18 +206,49 @@ def test_skip_reason_refuses_an_unknown_role(role):
     ],
 )
 def test_the_chat_does_not_write_back_questions_or_small_talk(text, reason):
-    from embeddings.worth_embedding import write_back_reason
+    from extensions.what_to_embed import write_back_reason
 
+    skip_reason(text)  # the learner's noise_reason first: a stub waits for the learner
     assert write_back_reason(text) == reason
 
 
-def test_the_extension_and_the_chat_share_one_set_of_rules():
-    import embeddings.worth_embedding as rules
-    import extensions.what_to_embed as extension
+def test_episodes_keep_questions_the_chat_does_not_store():
+    from extensions.what_to_embed import write_back_reason
 
-    assert extension.skip_reason is rules.skip_reason
-    assert extension.worth_embedding is rules.worth_embedding
-    assert rules.skip_reason("Which city is my home?") is None  # episodes keep questions
+    assert skip_reason("Which city is my home?") is None
+    assert write_back_reason("Which city is my home?") == "question"
+
+
+def test_small_talk_is_judged_by_the_learner_noise_reason(monkeypatch):
+    from extensions import what_to_embed
+
+    monkeypatch.setattr(what_to_embed, "noise_reason", lambda text: "greeting")
+    assert skip_reason("I prefer Groq for the default API") == "greeting"
+    assert skip_reason('{"rows": 3}') == "tool output (JSON)"  # machine output is not asked
+
+
+@pytest.mark.parametrize("answer", ["noise", True, 0])
+def test_a_noise_reason_of_the_wrong_kind_is_refused(monkeypatch, answer):
+    from extensions import what_to_embed
+
+    monkeypatch.setattr(what_to_embed, "noise_reason", lambda text: answer)
+    with pytest.raises(TypeError, match="noise_reason must return one of"):
+        skip_reason("hi")
+
+
+def test_before_noise_reason_is_written_the_chat_skips_questions_and_machine_output(monkeypatch):
+    from base.unwritten import NotWrittenYet
+    from extensions import what_to_embed
+
+    def stub(text):
+        raise NotWrittenYet("not implemented yet: noise_reason")
+
+    monkeypatch.setattr(what_to_embed, "noise_reason", stub)
+    with pytest.raises(NotWrittenYet):
+        skip_reason("ok thanks!")
+    assert what_to_embed.write_back_reason("ok thanks!") is None  # stored until it is written
+    assert what_to_embed.write_back_reason("Which city is my home?") == "question"
+    assert what_to_embed.write_back_reason('{"rows": 3}') == "tool output (JSON)"
 
 
 def test_is_question_refuses_a_non_string():

@@ -163,3 +163,13 @@ def test_every_cell_can_be_drawn_for_any_secret():
     secret (200 of them here, every cell each)."""
     for n in range(200):
         assert len(fresh_cells(CELLS, random.Random(f"draw {n}"))) == len(CELLS)
+
+
+def test_a_renamed_memory_is_never_given_the_id_of_the_memory_that_replaced_it():
+    from grading.judge.fresh import _renamed_fields
+
+    fields = {"id": "m1", "superseded_by": "m4", "embedding": [1.0, 0.0], "user_id": "alice"}
+    drawn = {
+        _renamed_fields(fields, {}, lambda v: v, random.Random(seed))["id"] for seed in range(400)
+    }
+    assert "m4" not in drawn and len(drawn) > 50

@@ -1005,3 +1005,44 @@ def test_ties_are_read_from_the_rows_so_a_renamed_store_is_named_alike(got, says
         m4_retriever.TIES_BY_ID_UP: m4_retriever.TIES_BY_ID_DOWN,
     }.get(says, says)
     assert m4_retriever.tie_mistake(mapped, other, other.k) == expected
+
+
+class ShownShell:
+    """What IPython's showtraceback was handed (the notebook set-up's custom handler)."""
+
+    def showtraceback(self, exc_tuple, tb_offset=None):
+        self.shown = exc_tuple
+
+
+def raised(function):
+    try:
+        function()
+    except NotImplementedError as error:
+        return type(error), error, error.__traceback__
+    raise AssertionError("no NotImplementedError")
+
+
+def test_in_a_notebook_an_exercise_stub_says_where_to_write_it():
+    from teaching.notebook import _show_stub
+
+    def fit_in_budget(*args):  # the student edition's stub, by name
+        raise NotImplementedError()
+
+    shell = ShownShell()
+    _show_stub(shell, *raised(fit_in_budget))
+    etype, value, _ = shell.shown
+    assert etype is NotImplementedYet
+    assert "code/practice/exercises.py, notebook 07g's exercise" in str(value)
+
+
+def test_in_a_notebook_provided_code_stopped_at_a_stub_shows_its_message_alone():
+    from base.unwritten import NotWrittenYet
+    from teaching.notebook import _show_stub
+
+    def provided():
+        raise NotWrittenYet("not implemented yet: skip_reason runs on your noise_reason")
+
+    shell = ShownShell()
+    _show_stub(shell, *raised(provided))
+    etype, value, _ = shell.shown
+    assert etype is NotImplementedYet and "runs on your noise_reason" in str(value)

@@ -50,7 +50,7 @@ def test_the_reference_passes_every_optional_check(capsys):
     checks.check_memory_to_record()
     checks.check_memory_from_record()
     assert capsys.readouterr().out.splitlines() == [
-        "reflection_groups: 11 checks passed",
+        "reflection_groups: 12 checks passed",
         "memory_to_record: 5 checks passed",
         "memory_from_record: 8 checks passed",
     ]
@@ -96,7 +96,7 @@ def grouping(*, kinds=("episodic",), live=True, strict=False, keep_small=False, 
             for group in groups:
                 cosines = [relevance_score(memory.embedding, m.embedding) for m in group]
                 value = {"mean": sum(cosines) / len(cosines), "seed": cosines[0],
-                         "last": cosines[-1]}[link]  # fmt: skip
+                         "last": cosines[-1], "max": max(cosines)}[link]  # fmt: skip
                 reaches = value > min_similarity if strict else value >= min_similarity
                 if not reaches:
                     continue
@@ -138,6 +138,7 @@ ALL_KINDS = ("episodic", "semantic", "procedural")
         (m8.MEMBERS_REORDERED, grouping(order="members")),
         (m8.SEED_ONLY, grouping(link="seed")),
         (m8.LAST_ONLY, grouping(link="last")),
+        (m8.MAX_LINK, grouping(link="max")),
         (m8.NEWER_WINS, grouping(tie="newer")),
     ],
 )
@@ -482,3 +483,13 @@ def test_the_records_fields_are_the_memorys_in_the_check_and_the_learners_file()
     imported = {n.module for n in ast.walk(source) if isinstance(n, ast.ImportFrom)}
     imported |= {a.name for n in ast.walk(source) if isinstance(n, ast.Import) for a in n.names}
     assert not any(name.split(".")[0] == "practice" for name in imported if name), imported
+
+
+@pytest.mark.parametrize(
+    ("link", "not_said"),
+    [("max", m8.LAST_ONLY), ("last", m8.MAX_LINK), ("seed", m8.MAX_LINK)],
+)
+def test_a_link_slip_is_not_named_as_another_that_gives_the_same_answer_once(link, not_said):
+    with pytest.raises(CheckFailed) as failed:
+        checks.check_reflection_groups(grouping(link=link))
+    assert not_said not in str(failed.value)

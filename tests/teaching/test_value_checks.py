@@ -98,3 +98,30 @@ def test_a_function_that_changes_its_memory_cannot_change_the_next_case():
 )
 def test_same_compares_plain_values_type_for_type(expected, got, same):
     assert core.same(expected, got) is same
+
+
+def forget_from_the_limit_on(memory, now, older_than_days=180.0, importance_below=3.0):
+    """should_forget with `>=` on the age (one slip, no other), as a learner might write it."""
+    if memory.kind != "episodic" or memory.superseded_by:
+        return False
+    if memory.last_accessed > memory.created_at or memory.importance >= importance_below:
+        return False
+    return now - memory.created_at >= older_than_days * 86_400  # the slip: >= on the age
+
+
+def test_a_boundary_slip_on_the_age_is_named_as_such_not_as_or_for_and():
+    with pytest.raises(core.CheckFailed) as failed:
+        checks.check_should_forget(forget_from_the_limit_on)
+    assert m7.MISTAKES.messages["age_inclusive"] in str(failed.value)
+    assert m7.MISTAKES.messages["any_rule"] not in str(failed.value)
+
+
+def test_a_slip_the_other_answers_contradict_is_never_named():
+    import dataclasses
+
+    exact = next(c for c in m7.CASES if "exactly 180" in c.call)
+    others = {k: v for k, v in exact.slips.items() if k != "age_inclusive"}
+    without = dataclasses.replace(exact, slips=others)  # the one slip that fits, taken away
+    answers = [(c, c.expected) for c in m7.CASES if c is not exact] + [(without, True)]
+    said = core.diagnose_value(answers, without, True, m7.MISTAKES)
+    assert said.startswith("none of the usual mistakes")  # "or" and seconds are contradicted

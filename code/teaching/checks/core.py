@@ -336,7 +336,9 @@ def diagnose_value(results: list[tuple[Case, Any]], case: Case, got: Any,
     """The likely mistake behind a wrong `got` on `case`, read from the cases' slips.
 
     A wrong type is said first; then the named mistake that returns `got` here and
-    explains the most of the other answers; otherwise a pointer to the docstring.
+    explains the most of the other answers, among those no other answer contradicts (a
+    mistake that would have answered another case differently is not the learner's);
+    otherwise a pointer to the docstring, never a guess.
     """
     if kind_of(got) != kind_of(case.expected) and kind_of(got) not in {
         kind_of(s) for s in case.slips.values()
@@ -347,6 +349,11 @@ def diagnose_value(results: list[tuple[Case, Any]], case: Case, got: Any,
     for key, wrong in case.slips.items():
         if not same(wrong, got):
             continue
+        if any(
+            key in c.slips and not isinstance(g, Crash) and not same(c.slips[key], g)
+            for c, g in results
+        ):
+            continue  # this mistake would have answered another case otherwise
         count = sum(key in c.slips and same(c.slips[key], g) for c, g in results)
         if count > best_count:
             best, best_count = key, count

@@ -6,13 +6,13 @@ embeddings are chosen so the cosines are exact in any arithmetic (0, 1, or two e
 ones): (1, 0) and (0, 1) are orthogonal (cosine 0), (1, 1) is 45 degrees from both
 (cosine 0.7071 to each). The named slips are written out the same way, as the answer
 each slip gives on a case: facts or skills grouped, archived memories grouped, "reaches"
-read as "exceeds", groups below min_size returned, the seed or the last member compared
-instead of the group's mean, the first group that fits taken instead of the best, a tie
-given to the newer group, the groups or their members reordered.
+read as "exceeds", groups below min_size returned, the seed, the last or the most similar
+member compared instead of the group's mean, the first group that fits taken instead of
+the best, a tie given to the newer group, the groups or their members reordered.
 
 Deliberately left out: the reference solution; only answers and slips are written down.
 
-    >>> check_reflection_groups()   # prints "reflection_groups: 11 checks passed"
+    >>> check_reflection_groups()   # prints "reflection_groups: 12 checks passed"
 """
 
 from __future__ import annotations
@@ -52,6 +52,10 @@ SEED_ONLY = (
 LAST_ONLY = (
     "the memory was compared with the group's last member only: compare it with every "
     "member and take the mean"
+)
+MAX_LINK = (
+    "the memory was compared with the group's most similar member only (the highest "
+    "cosine): compare it with every member and take the mean"
 )
 FIRST_FIT = (
     "the memory joined the first group that reached min_similarity: it joins the group it "
@@ -162,6 +166,12 @@ CASES = [
         {"min_similarity": 0.5, "min_size": 3},
         "c has cosine 0 with a and 0.7071 with b: a mean of 0.3536, below 0.5",
     ),
+    Case(
+        ([row("a", X), row("b", XY), row("c", (1.0, -1.0))],),
+        [["a", "b"]],
+        {"min_similarity": 0.5, "min_size": 2},
+        "c = (1, -1): cosine 0.7071 with a and 0 with b: a mean of 0.3536, below 0.5",
+    ),
 ]
 
 # slip -> {index of a case in CASES: the answer that slip gives on it}
@@ -172,8 +182,9 @@ MISTAKES: dict[str, dict[int, list[list[str]]]] = {
     TOO_SMALL: {3: [["a", "d"], ["b", "c", "e"]]},
     GROUPS_REORDERED: {4: [["m1", "b5", "k2"], ["z9", "a7"]]},
     MEMBERS_REORDERED: {4: [["a7", "z9"], ["b5", "k2", "m1"]]},
-    SEED_ONLY: {5: []},
+    SEED_ONLY: {5: [], 11: [["a", "b", "c"]]},
     LAST_ONLY: {10: [["a", "b", "c"]]},
+    MAX_LINK: {10: [["a", "b", "c"]], 11: [["a", "b", "c"]]},
     FIRST_FIT: {6: [["a", "d"]]},
     NEWER_WINS: {7: [["b", "d"]]},
 }
@@ -185,9 +196,18 @@ def _shown(case: Case) -> str:
     return f"{NAME}(memories, {kwargs})  # {case.call}\n  memories (id, kind, embedding): {ids}"
 
 
-def likely_slip(index: int, got) -> str:
-    """The named slip whose answer on case `index` is `got`, or a general hint."""
-    named = [message for message, answers in MISTAKES.items() if answers.get(index) == got]
+def likely_slip(index: int, got, answers: dict | None = None) -> str:
+    """The named slip whose answer on case `index` is `got`, or a general hint.
+
+    With `answers` (case index -> the learner's answer on every case), a slip that some
+    other answer contradicts is left out, and of the rest the ones that explain the most
+    answers are named: a slip that is not the learner's is never named.
+    """
+    named = [message for message, slip in MISTAKES.items() if slip.get(index) == got]
+    if answers is not None:
+        named = [m for m in named if all(answers.get(i) == a for i, a in MISTAKES[m].items())]
+        most = max((len(MISTAKES[m]) for m in named), default=0)
+        named = [m for m in named if len(MISTAKES[m]) == most]
     if named:
         return " or ".join(named) if len(named) > 1 else named[0]
     if not isinstance(got, list) or not all(isinstance(g, list) for g in got):
@@ -200,8 +220,16 @@ def likely_slip(index: int, got) -> str:
     )
 
 
-def run_reflection_case(case: Case, index: int | None = None, function: Callable | None = None):
-    """Run reflection_groups on one case; raise CheckFailed naming the likely slip."""
+def run_reflection_case(
+    case: Case,
+    index: int | None = None,
+    function: Callable | None = None,
+    answers: dict | None = None,
+):
+    """Run reflection_groups on one case; raise CheckFailed naming the likely slip.
+
+    `answers` (case index -> answer, every case of CASES) lets the slip be read from all
+    of the learner's answers, not this one alone."""
     from teaching.checks.core import learner_function
 
     function = function or learner_function(NAME)
@@ -209,7 +237,7 @@ def run_reflection_case(case: Case, index: int | None = None, function: Callable
     if isinstance(got, Crash):
         raise report(_shown(case), case.expected, str(got), got.hint, NAME)
     if got != case.expected:
-        slip = likely_slip(index, got) if index is not None else likely_slip(-1, got)
+        slip = likely_slip(-1 if index is None else index, got, answers)
         raise report(_shown(case), case.expected, got, slip, NAME)
     again = attempt(NAME, function, build_memories(case.args[0]), **case.kwargs)
     if again != got:
@@ -232,8 +260,15 @@ def run_reflection_cases(cases: list[Case], function: Callable | None = None) ->
 
 def check_reflection_groups(function: Callable | None = None) -> None:
     """Optional milestone 8: episodes only, live only, >=, min_size, mean link, ties, order."""
+    from teaching.checks.core import learner_function
+
+    function = function or learner_function(NAME)
+    answers = {  # every answer first, so a slip is read from all of them
+        i: attempt(NAME, function, build_memories(case.args[0]), **case.kwargs)
+        for i, case in enumerate(CASES)
+    }
     for index, case in enumerate(CASES):
-        run_reflection_case(case, index, function)
+        run_reflection_case(case, index, function, answers)
     passed(NAME, len(CASES))
 
 

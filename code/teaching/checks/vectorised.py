@@ -163,10 +163,10 @@ def diagnose(function, case: ArrayCase) -> str:
     return "weights"  # each signal right alone, the weighted sum wrong
 
 
-def check_retrieval_scores(function=None, *, reveal: bool = False) -> bool:
+def check_retrieval_scores(function=None, *, reveal: bool = False) -> None:
     """Your retrieval_scores against your own loop on six small cases; a hint ladder.
 
-    Prints "retrieval_scores: 6 checks passed" and returns True when every element of
+    Prints "retrieval_scores: 6 checks passed" when every element of
     every case agrees with your scalar functions to 1e-9. Otherwise raises CheckFailed:
     a first wrong try says which memories and which signal are off, a further one the
     next step, and reveal=True shows the expected scores beside yours.
@@ -206,7 +206,6 @@ def check_retrieval_scores(function=None, *, reveal: bool = False) -> bool:
         )
     TRIES.clear()
     print(f"retrieval_scores: {len(CASES)} checks passed")
-    return True
 
 
 def compare_with_loop(memories, query, now, weights=(1.0, 1.0, 1.0), decay_rate=0.995):
