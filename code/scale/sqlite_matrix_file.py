@@ -27,9 +27,9 @@ brought in step at (else nothing is written, and a later build saves). It replac
 block of the user and drops the log it has taken in. A save that cannot get the write lock
 at once, or that the file refuses (full, read-only), is skipped: the arrays are a copy.
 
-Deliberately left out: saving only the blocks that changed (a save writes them all: about
-a second at 100,000 memories, once per REWRITE_AFTER logged rows) and memory-mapping the
-arrays (a load still reads them: 1.6 KB a memory at the default embedding).
+Deliberately left out: saving only the blocks that changed (a save writes them all, once
+per REWRITE_AFTER logged rows: 160 MB at 100,000 memories) and memory-mapping the arrays (a
+load still reads them: 1.6 KB a memory at the default embedding, 0.75 s at 100,000).
 """
 
 from __future__ import annotations
