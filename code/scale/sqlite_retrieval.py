@@ -363,16 +363,21 @@ class FileMatrix:
             self._append(new, blobs)
         return True
 
-    def _drop(self, rows: np.ndarray) -> None:
-        """Rows `rows` of the arrays go; the others keep their entries, in order."""
-        kept = np.setdiff1d(np.arange(len(self.ids)), rows)
-        renumber = np.full(len(self.ids), -1, dtype=np.int64)
+    def _keep_vectors(self, kept: np.ndarray) -> None:
+        """Only rows `kept` (in order) of the vector arrays stay, numbered anew; the small
+        columns are the caller's to renumber."""
+        renumber = np.full(len(self.dense), -1, dtype=np.int64)
         renumber[kept] = np.arange(len(kept))
         keep = renumber[self.sp_rows] >= 0
         self.sp_rows = renumber[self.sp_rows[keep]].astype(np.int32)
         self.sp_cols, self.sp_vals = self.sp_cols[keep], self.sp_vals[keep]
         self.dense, self.trusted = self.dense[kept], self.trusted[kept]
         self.blob_hash = self.blob_hash[kept]
+
+    def _drop(self, rows: np.ndarray) -> None:
+        """Rows `rows` of the arrays go; the others keep their entries, in order."""
+        kept = np.setdiff1d(np.arange(len(self.ids)), rows)
+        self._keep_vectors(kept)
         self.seq, self.last = self.seq[kept], self.last[kept]
         self.importance, self.live = self.importance[kept], self.live[kept]
         self.ids = [self.ids[i] for i in kept]
@@ -439,13 +444,7 @@ class FileMatrix:
             self.rebuild()
             return
         if len(kept) != len(self.ids):  # rows removed: the others keep their entries
-            renumber = np.full(len(self.ids), -1, dtype=np.int64)
-            renumber[kept] = np.arange(len(kept))
-            keep = renumber[self.sp_rows] >= 0
-            self.sp_rows = renumber[self.sp_rows[keep]].astype(np.int32)
-            self.sp_cols, self.sp_vals = self.sp_cols[keep], self.sp_vals[keep]
-            self.dense, self.trusted = self.dense[kept], self.trusted[kept]
-            self.blob_hash = self.blob_hash[kept]
+            self._keep_vectors(kept)
         rewritten = [i for i, row in enumerate(rows[: len(kept)])
                      if self.checksums[kept[i]] != row[2]]  # fmt: skip
         pad = n_new

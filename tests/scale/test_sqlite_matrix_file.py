@@ -16,10 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from test_sqlite_retrieval import copy_of, file_view, made, needs_vectorised, scripts
+from test_sqlite_retrieval import memories, needs_vectorised, play, scripts
 
-from conftest import HOUR, NOW
-from memory_store import Memory, MemoryStore
+from conftest import NOW
+from memory_store import Memory
 from retriever import retrieve
 from scale import sqlite_matrix_file as matrix_file
 from scale.sqlite_retrieval import FileMatrix, recall, shortlist_ids
@@ -35,23 +35,6 @@ def small_blocks(monkeypatch):
     monkeypatch.setattr(matrix_file, "SAVE_FROM", 1)
     monkeypatch.setattr(matrix_file, "BLOCK", 3)
     monkeypatch.setattr(matrix_file, "REWRITE_AFTER", 4)
-
-
-def memories(n: int, seed: int = 7) -> list[Memory]:
-    rng = np.random.default_rng(seed)
-    words = np.zeros((n, 40))
-    words[np.arange(n), rng.integers(0, 40, n)] = 1.0  # mostly zero: the sparse half
-    dense = rng.normal(size=(n, 8))
-    return [
-        Memory(
-            f"m{i}",
-            f"note {i}",
-            created_at=NOW - i * HOUR,
-            importance=1 + i % 10,
-            embedding=[*dense[i], *words[i]],
-        )
-        for i in range(n)
-    ]
 
 
 def whole_store_top(path, query, now, k, user="u"):
@@ -230,47 +213,7 @@ def test_other_users_rows_are_neither_logged_nor_saved_with_these(saved, monkeyp
 def test_saved_arrays_reopened_at_any_step_rank_as_retrieve_does(
     tmp_path_factory, small_blocks, script
 ):
-    start, steps = script
-    path = tmp_path_factory.mktemp("s") / "store.sqlite3"
-    ours, theirs = PersistentMemoryStore(path, "u"), PersistentMemoryStore(path, "u")
-    mirror = MemoryStore(user_id="u")
-    memories_ = [made(i, fields) for i, fields in enumerate(start)]
-    ours.extend(memories_)
-    mirror.extend([copy_of(m) for m in memories_])
-    count = len(memories_)
-    for i, step in enumerate(steps):
-        now = NOW + i
-        live = [m.id for m in mirror if m.superseded_by is None]
-        if step[0] == "recall":
-            _, query, k, weights, decay = step
-            want = retrieve(mirror, query, now=now, k=k, weights=weights, decay_rate=decay)
-            got = recall(ours, query, now, k=k, weights=weights, decay_rate=decay)
-            assert [m.id for m in got] == [m.id for m in want]
-            assert file_view(path) == {m.id: (m.last_accessed, m.superseded_by) for m in mirror}
-            ours.close()  # a new store object next: it reads the saved arrays
-            ours = PersistentMemoryStore(path, "u")
-        elif step[0] == "add":
-            memory = made(count, step[1])
-            count += 1
-            (ours if step[2] else theirs).add(memory)
-            mirror.add(copy_of(memory))
-        elif step[0] == "remove" and live:
-            memory_id = live[step[1] % len(live)]
-            if any(m.superseded_by == memory_id for m in mirror):
-                continue
-            (ours if step[2] else theirs).remove(memory_id)
-            mirror.remove(memory_id)
-        elif step[0] == "supersede" and len(live) > 1:
-            old, new = live[step[1] % len(live)], live[(step[1] + 1) % len(live)]
-            (ours if step[2] else theirs).supersede(old, new)
-            mirror.supersede(old, new)
-        elif step[0] == "touch" and live:
-            memory_id = live[step[1] % len(live)]
-            theirs.get(memory_id).last_accessed = step[2]
-            theirs.save()
-            mirror.get(memory_id).last_accessed = step[2]
-    theirs.close()
-    ours.close()
+    play(script, tmp_path_factory.mktemp("s") / "store.sqlite3", reopen=True)
 
 
 def test_a_saved_file_stays_readable_by_the_store_without_the_shortlist(saved):

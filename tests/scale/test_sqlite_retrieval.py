@@ -88,8 +88,15 @@ def made(i: int, fields) -> Memory:
           HealthCheck.function_scoped_fixture])  # fmt: skip
 @given(scripts())
 def test_recall_on_the_shortlist_is_retrieve_over_the_whole_store(tmp_path_factory, script):
+    play(script, tmp_path_factory.mktemp("s") / "store.sqlite3")
+
+
+def play(script, path, reopen: bool = False) -> None:
+    """Run a script's steps on two store objects of one file (ours recalls; theirs, another
+    connection, writes too) beside an in-memory mirror: every recall must be the mirror's
+    retrieve, and the file must hold the mirror's refreshes. With `reopen`, ours is a new
+    store object after every recall (it reads what the last one left in the file)."""
     start, steps = script
-    path = tmp_path_factory.mktemp("s") / "store.sqlite3"
     ours, theirs = PersistentMemoryStore(path, "u"), PersistentMemoryStore(path, "u")
     mirror = MemoryStore(user_id="u")  # what retrieve over the whole store reads
     memories = [made(i, fields) for i, fields in enumerate(start)]
@@ -105,6 +112,9 @@ def test_recall_on_the_shortlist_is_retrieve_over_the_whole_store(tmp_path_facto
             got = recall(ours, query, now, k=k, weights=weights, decay_rate=decay)
             assert [m.id for m in got] == [m.id for m in want]
             assert file_view(path) == {m.id: (m.last_accessed, m.superseded_by) for m in mirror}
+            if reopen:
+                ours.close()
+                ours = PersistentMemoryStore(path, "u")
         elif step[0] == "add":
             memory = made(count, step[1])
             count += 1
@@ -148,14 +158,13 @@ needs_vectorised = pytest.mark.skipif(
 )
 
 
-@pytest.fixture
-def store(tmp_path):
-    store = PersistentMemoryStore(tmp_path / "store.sqlite3", "u")
-    rng = np.random.default_rng(7)
-    words = np.zeros((300, 40))
-    words[np.arange(300), rng.integers(0, 40, 300)] = 1.0  # mostly zero: the sparse half
-    dense = rng.normal(size=(300, 8))
-    store.extend(
+def memories(n: int, seed: int = 7) -> list[Memory]:
+    """n memories of 8 dense numbers and one word of 40 (mostly zero: the sparse half)."""
+    rng = np.random.default_rng(seed)
+    words = np.zeros((n, 40))
+    words[np.arange(n), rng.integers(0, 40, n)] = 1.0
+    dense = rng.normal(size=(n, 8))
+    return [
         Memory(
             f"m{i}",
             f"note {i}",
@@ -163,8 +172,14 @@ def store(tmp_path):
             importance=1 + i % 10,
             embedding=[*dense[i], *words[i]],
         )
-        for i in range(300)
-    )
+        for i in range(n)
+    ]
+
+
+@pytest.fixture
+def store(tmp_path):
+    store = PersistentMemoryStore(tmp_path / "store.sqlite3", "u")
+    store.extend(memories(300))
     yield store
     store.close()
 
