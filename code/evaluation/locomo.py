@@ -174,25 +174,19 @@ def _reshaped(dataset: dict, items: str) -> dict:
     facts_of: dict[str, list[str]] = {}  # an episode's first turn id -> its facts' ids
     for session in dataset["sessions"]:
         turns = session["turns"]
-        if items == "distilled":
-            distilled = []
+        if items in ("distilled", "episode"):
+            shaped = []
             for start in range(0, len(turns), EPISODE_TURNS):
                 group = turns[start : start + EPISODE_TURNS]
                 for turn in group:
                     group_of[turn["id"]] = group[0]["id"]
+                if items == "episode":
+                    shaped.append({**group[0], "text": "\n".join(t["text"] for t in group)})
+                    continue
                 facts = _distilled(group)
                 facts_of[group[0]["id"]] = [f["id"] for f in facts]
-                distilled += facts
-            session["turns"] = distilled
-            continue
-        if items == "episode":
-            grouped = []
-            for start in range(0, len(turns), EPISODE_TURNS):
-                group = turns[start : start + EPISODE_TURNS]
-                for turn in group:
-                    group_of[turn["id"]] = group[0]["id"]
-                grouped.append({**group[0], "text": "\n".join(t["text"] for t in group)})
-            session["turns"] = grouped
+                shaped += facts
+            session["turns"] = shaped
             continue
         before, after = 1, (1 if items == "window" else 0)
         session["turns"] = [

@@ -10,14 +10,19 @@ from memory_store import Memory
 from storage.sqlite_store import PersistentMemoryStore
 
 
-def test_a_whole_store_scan_keeps_no_memory_alive_and_an_unsaved_change_is_kept(tmp_path):
-    path = tmp_path / "store.sqlite3"
+def new_store(path, n: int) -> PersistentMemoryStore:
+    """A store object of a file of n memories, written and closed by another one first."""
     with PersistentMemoryStore(path, "u") as store:
         store.extend(
             Memory(f"m{i}", f"note {i}", created_at=NOW, embedding=[1.0, float(i)])
-            for i in range(2_000)
+            for i in range(n)
         )
-    store = PersistentMemoryStore(path, "u")
+    return PersistentMemoryStore(path, "u")
+
+
+def test_a_whole_store_scan_keeps_no_memory_alive_and_an_unsaved_change_is_kept(tmp_path):
+    path = tmp_path / "store.sqlite3"
+    store = new_store(path, 2_000)
     seen = [weakref.ref(memory) for memory in store]
     # (a collection during the scan may already have freed m7 and m8: get() then reads
     # them again, so the memories changed below are watched as well)
@@ -42,12 +47,7 @@ def test_what_was_kept_of_a_memory_goes_when_the_memory_does(tmp_path):
     # the learner's ranking holds every memory at once, so no prune during the scan can drop
     # anything: each memory's row values (its vector too) must go when the memory itself does
     path = tmp_path / "store.sqlite3"
-    with PersistentMemoryStore(path, "u") as store:
-        store.extend(
-            Memory(f"m{i}", f"note {i}", created_at=NOW, embedding=[1.0, float(i)])
-            for i in range(300)
-        )
-    store = PersistentMemoryStore(path, "u")
+    store = new_store(path, 300)
     everything = list(store)
     everything[3].importance = 9  # changed in place: kept until saved
     kept = everything[5]
@@ -66,12 +66,7 @@ def test_what_was_kept_of_a_scans_memories_goes_when_they_are_collected(tmp_path
     # a whole-store retrieve holds every memory until it has ranked them all, so the scan's
     # own pruning finds them all alive; their vectors must not stay behind in the store
     path = tmp_path / "store.sqlite3"
-    with PersistentMemoryStore(path, "u") as store:
-        store.extend(
-            Memory(f"m{i}", f"note {i}", created_at=NOW, embedding=[1.0, float(i)])
-            for i in range(2_000)
-        )
-    store = PersistentMemoryStore(path, "u")
+    store = new_store(path, 2_000)
     ranked = sorted(store, key=lambda memory: memory.embedding[1])  # all held at once
     top = ranked[-1]
     del ranked
